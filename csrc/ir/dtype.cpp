@@ -1,0 +1,135 @@
+#include "ir/dtype.h"
+
+#include "exceptions.h"
+
+namespace nvfuser {
+
+const char* toString(DataType dtype) {
+  switch (dtype) {
+    case DataType::Double:
+      return "Double";
+    case DataType::Float:
+      return "Float";
+    case DataType::Half:
+      return "Half";
+    case DataType::BFloat16:
+      return "BFloat16";
+    case DataType::Int:
+      return "Int";
+    case DataType::Int32:
+      return "Int32";
+    case DataType::Bool:
+      return "Bool";
+    case DataType::ComplexFloat:
+      return "ComplexFloat";
+    case DataType::ComplexDouble:
+      return "ComplexDouble";
+    case DataType::Null:
+      return "Null";
+  }
+  return "?";
+}
+
+const char* shortName(DataType dtype) {
+  switch (dtype) {
+    case DataType::Double:
+      return "double";
+    case DataType::Float:
+      return "float";
+    case DataType::Half:
+      return "half";
+    case DataType::BFloat16:
+      return "bf16";
+    case DataType::Int:
+      return "int64";
+    case DataType::Int32:
+      return "int32";
+    case DataType::Bool:
+      return "bool";
+    case DataType::ComplexFloat:
+      return "cfloat";
+    case DataType::ComplexDouble:
+      return "cdouble";
+    case DataType::Null:
+      return "null";
+  }
+  return "?";
+}
+
+int64_t dataTypeSize(DataType dtype) {
+  switch (dtype) {
+    case DataType::Double:
+    case DataType::Int:
+    case DataType::ComplexFloat:
+      return 8;
+    case DataType::Float:
+    case DataType::Int32:
+      return 4;
+    case DataType::Half:
+    case DataType::BFloat16:
+      return 2;
+    case DataType::Bool:
+      return 1;
+    case DataType::ComplexDouble:
+      return 16;
+    case DataType::Null:
+      return 0;
+  }
+  return 0;
+}
+
+bool isFloatingType(DataType d) {
+  return d == DataType::Double || d == DataType::Float || d == DataType::Half ||
+         d == DataType::BFloat16;
+}
+bool isIntegralType(DataType d) {
+  return d == DataType::Int || d == DataType::Int32;
+}
+bool isComplexType(DataType d) {
+  return d == DataType::ComplexFloat || d == DataType::ComplexDouble;
+}
+bool isReducedFloat(DataType d) {
+  return d == DataType::Half || d == DataType::BFloat16;
+}
+
+int typeCategory(DataType d) {
+  if (d == DataType::Bool) {
+    return 0;
+  }
+  if (isIntegralType(d)) {
+    return 1;
+  }
+  if (isFloatingType(d)) {
+    return 2;
+  }
+  return 3;
+}
+
+DataType promoteTypes(DataType a, DataType b) {
+  if (a == b) {
+    return a;
+  }
+  int ca = typeCategory(a);
+  int cb = typeCategory(b);
+  if (ca != cb) {
+    return ca > cb ? a : b;
+  }
+  // Same category, different types.
+  if (ca == 2) {
+    if (isReducedFloat(a) && isReducedFloat(b)) {
+      return DataType::Float;  // half + bf16 has no common 16-bit type
+    }
+    return dataTypeSize(a) >= dataTypeSize(b) ? a : b;
+  }
+  return dataTypeSize(a) >= dataTypeSize(b) ? a : b;
+}
+
+void checkSupportedDataType(DataType dtype, const std::string& what) {
+  NVF_CHECK_KIND(!isComplexType(dtype), NotImplemented, what,
+                 ": complex data types (", toString(dtype),
+                 ") are not supported by this compiler");
+  NVF_CHECK_KIND(dtype != DataType::Null, Type, what,
+                 ": DataType.Null is not a valid element type");
+}
+
+}  // namespace nvfuser

@@ -1,0 +1,44 @@
+// Element types of tensors and scalars, with nvFuser's promotion rules.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace nvfuser {
+
+// Values match nvFuser's Python DataType enum names, not its numbering.
+enum class DataType {
+  Double,
+  Float,
+  Half,
+  BFloat16,
+  Int,  // int64
+  Int32,
+  Bool,
+  ComplexFloat,
+  ComplexDouble,
+  Null,
+};
+
+const char* toString(DataType dtype);
+// Short form used by the printer ("float", "bf16", ...).
+const char* shortName(DataType dtype);
+int64_t dataTypeSize(DataType dtype);
+
+bool isFloatingType(DataType dtype);
+bool isIntegralType(DataType dtype);  // Int, Int32 (not Bool)
+bool isComplexType(DataType dtype);
+bool isReducedFloat(DataType dtype);  // Half, BFloat16
+
+// Category used by type promotion: Bool < Integral < Floating < Complex.
+int typeCategory(DataType dtype);
+
+// Promotes two tensor dtypes the way PyTorch does for tensors of equal
+// standing (the wider type of the higher category wins).
+DataType promoteTypes(DataType a, DataType b);
+
+// Throws a TypeError naming `what` if dtype is complex or Null: complex
+// arithmetic is not supported by this compiler.
+void checkSupportedDataType(DataType dtype, const std::string& what);
+
+}  // namespace nvfuser

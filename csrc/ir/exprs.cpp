@@ -1,0 +1,258 @@
+#include "ir/exprs.h"
+
+#include <sstream>
+
+#include "ir/val.h"
+
+namespace nvfuser {
+
+namespace {
+template <typename T>
+std::string listToString(const std::vector<T>& v) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    os << (i ? ", " : "") << v[i];
+  }
+  os << "]";
+  return os.str();
+}
+
+std::string maskToDims(const std::vector<bool>& mask) {
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < mask.size(); ++i) {
+    if (mask[i]) {
+      dims.push_back(static_cast<int64_t>(i));
+    }
+  }
+  return listToString(dims);
+}
+}  // namespace
+
+const char* toString(UnaryOpType t) {
+  switch (t) {
+    case UnaryOpType::Neg:
+      return "neg";
+    case UnaryOpType::Abs:
+      return "abs";
+    case UnaryOpType::Exp:
+      return "exp";
+    case UnaryOpType::Log:
+      return "log";
+    case UnaryOpType::Sqrt:
+      return "sqrt";
+    case UnaryOpType::Rsqrt:
+      return "rsqrt";
+    case UnaryOpType::Reciprocal:
+      return "reciprocal";
+    case UnaryOpType::Sin:
+      return "sin";
+    case UnaryOpType::Cos:
+      return "cos";
+    case UnaryOpType::Tanh:
+      return "tanh";
+    case UnaryOpType::Sigmoid:
+      return "sigmoid";
+    case UnaryOpType::Relu:
+      return "relu";
+    case UnaryOpType::Silu:
+      return "silu";
+    case UnaryOpType::Gelu:
+      return "gelu";
+    case UnaryOpType::Erf:
+      return "erf";
+    case UnaryOpType::Floor:
+      return "floor";
+    case UnaryOpType::Ceil:
+      return "ceil";
+    case UnaryOpType::Round:
+      return "round";
+    case UnaryOpType::IsNan:
+      return "isnan";
+    case UnaryOpType::LogicalNot:
+      return "logical_not";
+    case UnaryOpType::BitwiseNot:
+      return "bitwise_not";
+    case UnaryOpType::Cast:
+      return "cast";
+  }
+  return "?";
+}
+
+const char* toString(BinaryOpType t) {
+  switch (t) {
+    case BinaryOpType::Add:
+      return "add";
+    case BinaryOpType::Sub:
+      return "sub";
+    case BinaryOpType::Mul:
+      return "mul";
+    case BinaryOpType::Div:
+      return "div";
+    case BinaryOpType::Pow:
+      return "pow";
+    case BinaryOpType::Fmod:
+      return "fmod";
+    case BinaryOpType::Remainder:
+      return "remainder";
+    case BinaryOpType::Maximum:
+      return "maximum";
+    case BinaryOpType::Minimum:
+      return "minimum";
+    case BinaryOpType::Eq:
+      return "eq";
+    case BinaryOpType::Ne:
+      return "ne";
+    case BinaryOpType::Lt:
+      return "lt";
+    case BinaryOpType::Le:
+      return "le";
+    case BinaryOpType::Gt:
+      return "gt";
+    case BinaryOpType::Ge:
+      return "ge";
+    case BinaryOpType::LogicalAnd:
+      return "logical_and";
+    case BinaryOpType::LogicalOr:
+      return "logical_or";
+    case BinaryOpType::BitwiseAnd:
+      return "bitwise_and";
+    case BinaryOpType::BitwiseOr:
+      return "bitwise_or";
+    case BinaryOpType::BitwiseXor:
+      return "bitwise_xor";
+  }
+  return "?";
+}
+
+bool isComparison(BinaryOpType t) {
+  switch (t) {
+    case BinaryOpType::Eq:
+    case BinaryOpType::Ne:
+    case BinaryOpType::Lt:
+    case BinaryOpType::Le:
+    case BinaryOpType::Gt:
+    case BinaryOpType::Ge:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool isLogicalOrBitwise(BinaryOpType t) {
+  switch (t) {
+    case BinaryOpType::LogicalAnd:
+    case BinaryOpType::LogicalOr:
+    case BinaryOpType::BitwiseAnd:
+    case BinaryOpType::BitwiseOr:
+    case BinaryOpType::BitwiseXor:
+      return true;
+    default:
+      return false;
+  }
+}
+
+const char* toString(TernaryOpType t) {
+  switch (t) {
+    case TernaryOpType::Where:
+      return "where";
+    case TernaryOpType::Lerp:
+      return "lerp";
+    case TernaryOpType::Clamp:
+      return "clamp";
+  }
+  return "?";
+}
+
+const char* toString(ReductionOpType t) {
+  switch (t) {
+    case ReductionOpType::Sum:
+      return "sum";
+    case ReductionOpType::Max:
+      return "max";
+    case ReductionOpType::Min:
+      return "min";
+    case ReductionOpType::Prod:
+      return "prod";
+    case ReductionOpType::Mean:
+      return "mean";
+  }
+  return "?";
+}
+
+std::string UnaryOp::opName() const {
+  return nvfuser::toString(op_);
+}
+std::string UnaryOp::attributesToString() const {
+  if (op_ != UnaryOpType::Cast) {
+    return "";
+  }
+  return std::string("dtype=") + nvfuser::toString(output(0)->dtype());
+}
+
+std::string BinaryOp::opName() const {
+  return nvfuser::toString(op_);
+}
+std::string TernaryOp::opName() const {
+  return nvfuser::toString(op_);
+}
+std::string ReductionOp::opName() const {
+  return nvfuser::toString(op_);
+}
+
+std::string BroadcastOp::attributesToString() const {
+  return "new_dims=" + maskToDims(isBroadcastDim_);
+}
+std::string ExpandOp::attributesToString() const {
+  return "shape=" + listToString(shape_);
+}
+std::string ReshapeOp::attributesToString() const {
+  return "new_shape=" + listToString(newShape_);
+}
+std::string PermuteOp::attributesToString() const {
+  return "dims=" + listToString(perm_);
+}
+std::string SqueezeOp::attributesToString() const {
+  return "dims=" + maskToDims(isSqueezed_);
+}
+std::string SliceOp::attributesToString() const {
+  std::ostringstream os;
+  os << "ranges=[";
+  for (size_t i = 0; i < ranges_.size(); ++i) {
+    const SliceRange& r = ranges_[i];
+    os << (i ? ", " : "") << r.start << ":" << r.stop;
+    if (r.step != 1) {
+      os << ":" << r.step;
+    }
+  }
+  os << "]";
+  return os.str();
+}
+std::string PadOp::attributesToString() const {
+  std::ostringstream os;
+  os << "widths=[";
+  for (size_t i = 0; i < widths_.size(); ++i) {
+    os << (i ? ", " : "") << "{" << widths_[i].first << ", "
+       << widths_[i].second << "}";
+  }
+  os << "]";
+  return os.str();
+}
+std::string CatOp::attributesToString() const {
+  return "dim=" + std::to_string(dim_);
+}
+std::string ReductionOp::attributesToString() const {
+  return "dims=" + listToString(axes_);
+}
+std::string VarMeanOp::attributesToString() const {
+  return "dims=" + listToString(axes_) +
+         ", correction=" + std::to_string(correction_);
+}
+std::string FullOp::attributesToString() const {
+  return "shape=" + listToString(shape_);
+}
+std::string IotaOp::attributesToString() const {
+  return "length=" + std::to_string(length_);
+}
+
+}  // namespace nvfuser

@@ -1,0 +1,362 @@
+#include "ops/arith.h"
+
+#include <algorithm>
+
+#include "exceptions.h"
+#include "ops/op_utils.h"
+#include "ops/shape_ops.h"
+
+namespace nvfuser {
+
+TensorView* defineTensor(Fusion& f, const std::vector<int64_t>& shape,
+                         DataType dtype,
+                         std::vector<std::optional<bool>> contiguity,
+                         std::vector<int64_t> strideOrder, bool isCpuScalar) {
+  checkSupportedDataType(dtype, "define_tensor");
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  std::vector<IterDomain> domain;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t s = shape[i];
+    NVF_CHECK(s >= -1, "define_tensor: shape[", i, "] = ", s,
+              " is invalid; use -1 for a symbolic size or a size >= 0");
+    if (s == -1) {
+      domain.push_back(IterDomain::iteration(f.newSymbolicExtent()));
+    } else if (s == 1) {
+      domain.push_back(IterDomain::broadcast());
+    } else {
+      domain.push_back(IterDomain::iteration(Extent::constant(s)));
+    }
+  }
+  if (contiguity.empty()) {
+    for (const IterDomain& id : domain) {
+      contiguity.push_back(id.isBroadcast() ? std::nullopt
+                                            : std::optional<bool>(true));
+    }
+  }
+  NVF_CHECK(static_cast<int64_t>(contiguity.size()) == rank,
+            "define_tensor: contiguity has ", contiguity.size(),
+            " entries but shape has ", rank, " dims");
+  for (int64_t i = 0; i < rank; ++i) {
+    NVF_CHECK(!(domain[i].isBroadcast() && contiguity[i].has_value() &&
+                *contiguity[i]),
+              "define_tensor: dim ", i,
+              " is a broadcast dim (size 1); its contiguity must be None");
+    if (!domain[i].isBroadcast() && !contiguity[i].has_value()) {
+      // nvFuser's convention: a sized dim with contiguity None is an
+      // expanded broadcast (stride 0), e.g. from torch.Tensor.expand.
+      domain[i] = IterDomain::expandedBroadcast(domain[i].extent);
+    }
+  }
+  if (!strideOrder.empty()) {
+    NVF_CHECK(static_cast<int64_t>(strideOrder.size()) == rank,
+              "define_tensor: stride_order has ", strideOrder.size(),
+              " entries but shape has ", rank, " dims");
+    std::vector<int64_t> sorted = strideOrder;
+    std::sort(sorted.begin(), sorted.end());
+    for (int64_t i = 0; i < rank; ++i) {
+      NVF_CHECK(sorted[i] == i, "define_tensor: stride_order must be a ",
+                "permutation of 0..", rank - 1);
+    }
+  }
+  NVF_CHECK(!isCpuScalar || rank == 0,
+            "define_tensor: is_cpu=True is only supported for rank-0 "
+            "(scalar) tensors, got rank ",
+            rank);
+  TensorView* tv = f.newTensor(std::move(domain), dtype);
+  tv->setInputLayout(std::move(contiguity), std::move(strideOrder),
+                     isCpuScalar);
+  f.addInput(tv);
+  return tv;
+}
+
+Scalar* defineScalar(Fusion& f, DataType dtype,
+                     std::optional<ScalarValue> value) {
+  checkSupportedDataType(dtype, "define_scalar");
+  Scalar* s = f.newScalar(dtype, value);
+  if (!value.has_value()) {
+    f.addInput(s);
+  }
+  return s;
+}
+
+DataType promoteOperands(const std::vector<Val*>& operands) {
+  std::optional<DataType> tensorType;
+  std::optional<DataType> scalarType;
+  for (Val* v : operands) {
+    std::optional<DataType>& slot = v->isTensor() ? tensorType : scalarType;
+    slot = slot ? promoteTypes(*slot, v->dtype()) : v->dtype();
+  }
+  if (!tensorType) {
+    return *scalarType;
+  }
+  if (scalarType && typeCategory(*scalarType) > typeCategory(*tensorType)) {
+    // A Python float raises an int tensor to the default float type.
+    switch (typeCategory(*scalarType)) {
+      case 1:
+        return DataType::Int;
+      case 2:
+        return DataType::Float;
+      default:
+        return *scalarType;
+    }
+  }
+  return *tensorType;
+}
+
+namespace {
+
+bool isFloatOp(UnaryOpType op) {
+  switch (op) {
+    case UnaryOpType::Exp:
+    case UnaryOpType::Log:
+    case UnaryOpType::Sqrt:
+    case UnaryOpType::Rsqrt:
+    case UnaryOpType::Reciprocal:
+    case UnaryOpType::Sin:
+    case UnaryOpType::Cos:
+    case UnaryOpType::Tanh:
+    case UnaryOpType::Sigmoid:
+    case UnaryOpType::Silu:
+    case UnaryOpType::Gelu:
+    case UnaryOpType::Erf:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Arithmetic on Half/BFloat16 computes and returns Float (nvFuser's rule).
+DataType arithmeticResult(DataType t) {
+  return isReducedFloat(t) ? DataType::Float : t;
+}
+
+DataType unaryOutputType(UnaryOpType op, DataType in) {
+  const std::string name = toString(op);
+  switch (op) {
+    case UnaryOpType::IsNan:
+    case UnaryOpType::LogicalNot:
+      return DataType::Bool;
+    case UnaryOpType::BitwiseNot:
+      NVF_CHECK_KIND(isIntegralType(in) || in == DataType::Bool, Type,
+                     "bitwise_not: operand must be integral or Bool, got ",
+                     toString(in));
+      return in;
+    case UnaryOpType::Neg:
+    case UnaryOpType::Abs:
+    case UnaryOpType::Relu:
+    case UnaryOpType::Floor:
+    case UnaryOpType::Ceil:
+    case UnaryOpType::Round:
+      NVF_CHECK_KIND(in != DataType::Bool, Type, name,
+                     ": operand must not be Bool");
+      return arithmeticResult(in);
+    default:
+      NVF_ASSERT(isFloatOp(op));
+      return isFloatingType(in) ? arithmeticResult(in) : DataType::Float;
+  }
+}
+
+// Output (not broadcast) domain shared by elementwise operands.
+std::vector<IterDomain> elementwiseDomain(const std::vector<Val*>& operands,
+                                          const std::string& op) {
+  std::vector<IterDomain> domain;
+  const Val* first = nullptr;
+  for (Val* v : operands) {
+    if (!v->isTensor()) {
+      continue;
+    }
+    std::vector<IterDomain> d = v->asTensor()->noReductions();
+    if (first == nullptr) {
+      domain = d;
+      first = v;
+      continue;
+    }
+    NVF_ASSERT(d.size() == domain.size(), op,
+               ": ranks differ after "
+               "implicit broadcast");
+    for (size_t i = 0; i < d.size(); ++i) {
+      domain[i] = combineDims(v->fusion(), domain[i], d[i], op, first, v,
+                              static_cast<int64_t>(i));
+    }
+  }
+  return domain;
+}
+
+// Gives lower-rank tensor operands leading broadcast dims (numpy style).
+std::vector<Val*> alignRanks(std::vector<Val*> operands) {
+  int64_t rank = 0;
+  for (Val* v : operands) {
+    if (v->isTensor()) {
+      rank = std::max(rank, v->asTensor()->nDims());
+    }
+  }
+  for (Val*& v : operands) {
+    if (!v->isTensor() || v->asTensor()->nDims() == rank) {
+      continue;
+    }
+    std::vector<bool> mask(rank, true);
+    int64_t r = v->asTensor()->nDims();
+    for (int64_t i = 0; i < r; ++i) {
+      mask[rank - r + i] = false;
+    }
+    v = broadcast(v->asTensor(), mask);
+  }
+  return operands;
+}
+
+Val* newOutputLike(Fusion* f, const std::vector<Val*>& operands, DataType dtype,
+                   const std::string& op) {
+  bool anyTensor = std::any_of(operands.begin(), operands.end(),
+                               [](Val* v) { return v->isTensor(); });
+  if (!anyTensor) {
+    return f->newScalar(dtype, std::nullopt);
+  }
+  return f->newTensor(elementwiseDomain(operands, op), dtype);
+}
+
+}  // namespace
+
+Val* unaryOp(UnaryOpType op, Val* in) {
+  NVF_ASSERT(op != UnaryOpType::Cast, "use castOp");
+  Fusion* f = commonFusion({in}, toString(op));
+  DataType outType = unaryOutputType(op, in->dtype());
+  Val* out = newOutputLike(f, {in}, outType, toString(op));
+  f->addExpr<UnaryOp>(op, out, in);
+  return out;
+}
+
+Val* castOp(Val* in, DataType dtype) {
+  Fusion* f = commonFusion({in}, "cast");
+  checkSupportedDataType(dtype, "cast");
+  if (in->isTensor() && in->dtype() == dtype) {
+    return set(in);
+  }
+  Val* out = newOutputLike(f, {in}, dtype, "cast");
+  f->addExpr<UnaryOp>(UnaryOpType::Cast, out, in);
+  return out;
+}
+
+Val* binaryOp(BinaryOpType op, Val* a, Val* b) {
+  const std::string name = toString(op);
+  Fusion* f = commonFusion({a, b}, name);
+  std::vector<Val*> operands = alignRanks({a, b});
+  DataType promoted = promoteOperands(operands);
+  DataType compute = promoted;
+  DataType outType = promoted;
+  if (isComparison(op)) {
+    outType = DataType::Bool;
+  } else if (op == BinaryOpType::LogicalAnd || op == BinaryOpType::LogicalOr) {
+    outType = DataType::Bool;
+    compute = DataType::Bool;
+  } else if (isLogicalOrBitwise(op)) {
+    NVF_CHECK_KIND(isIntegralType(promoted) || promoted == DataType::Bool, Type,
+                   name, ": operands must be integral or Bool, got ",
+                   valDescription(a), " and ", valDescription(b));
+  } else {
+    NVF_CHECK_KIND(promoted != DataType::Bool || op == BinaryOpType::Maximum ||
+                       op == BinaryOpType::Minimum,
+                   Type, name,
+                   ": arithmetic on two Bool operands is not "
+                   "supported; cast them first");
+    compute = arithmeticResult(promoted);
+    outType = compute;
+  }
+  Val* out = newOutputLike(f, operands, outType, name);
+  f->addExpr<BinaryOp>(op, compute, out, operands[0], operands[1]);
+  return out;
+}
+
+namespace {
+Val* ternary(TernaryOpType op, Val* a, Val* b, Val* c, DataType compute,
+             DataType outType) {
+  const std::string name = toString(op);
+  Fusion* f = commonFusion({a, b, c}, name);
+  std::vector<Val*> operands = alignRanks({a, b, c});
+  Val* out = newOutputLike(f, operands, outType, name);
+  f->addExpr<TernaryOp>(op, compute, out, operands[0], operands[1],
+                        operands[2]);
+  return out;
+}
+}  // namespace
+
+Val* where(Val* cond, Val* a, Val* b) {
+  commonFusion({cond, a, b}, "where");
+  NVF_CHECK_KIND(cond->dtype() == DataType::Bool, Type,
+                 "where: condition must be Bool, got ", valDescription(cond));
+  DataType t = promoteOperands({a, b});
+  return ternary(TernaryOpType::Where, cond, a, b, t, t);
+}
+
+Val* lerp(Val* start, Val* end, Val* weight) {
+  commonFusion({start, end, weight}, "lerp");
+  DataType t = arithmeticResult(promoteOperands({start, end, weight}));
+  NVF_CHECK_KIND(isFloatingType(t), Type,
+                 "lerp: operands must be floating point, got ",
+                 valDescription(start), ", ", valDescription(end), ", ",
+                 valDescription(weight));
+  return ternary(TernaryOpType::Lerp, start, end, weight, t, t);
+}
+
+Val* clamp(Val* in, Val* lo, Val* hi) {
+  commonFusion({in, lo, hi}, "clamp");
+  NVF_CHECK_KIND(in->dtype() != DataType::Bool, Type,
+                 "clamp: operand must not be Bool");
+  DataType t = arithmeticResult(promoteOperands({in, lo, hi}));
+  return ternary(TernaryOpType::Clamp, in, lo, hi, t, t);
+}
+
+TensorView* full(Fusion& f, const std::vector<int64_t>& shape, Val* fillValue,
+                 DataType dtype) {
+  checkSupportedDataType(dtype, "full");
+  NVF_CHECK(fillValue != nullptr && !fillValue->isTensor(),
+            "full: fill_value must be a scalar");
+  commonFusion({fillValue}, "full");
+  NVF_CHECK(fillValue->fusion() == &f,
+            "full: fill_value belongs to another FusionDefinition");
+  std::vector<IterDomain> domain;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    NVF_CHECK(shape[i] >= 0, "full: shape[", i, "] = ", shape[i],
+              " must be >= 0");
+    domain.push_back(shape[i] == 1
+                         ? IterDomain::broadcast()
+                         : IterDomain::iteration(Extent::constant(shape[i])));
+  }
+  TensorView* out = f.newTensor(std::move(domain), dtype);
+  f.addExpr<FullOp>(out, fillValue, shape);
+  return out;
+}
+
+TensorView* iota(Fusion& f, int64_t length, Val* start, Val* step,
+                 DataType dtype) {
+  NVF_CHECK(length >= 0, "iota: length ", length, " must be >= 0");
+  NVF_CHECK_KIND(isIntegralType(dtype) || isFloatingType(dtype), Type,
+                 "iota: dtype must be integral or floating point, got ",
+                 toString(dtype));
+  commonFusion({start, step}, "iota");
+  NVF_CHECK(start->fusion() == &f, "iota: operands belong to another fusion");
+  NVF_CHECK(!start->isTensor() && !step->isTensor(),
+            "iota: start and step must be scalars");
+  TensorView* out =
+      f.newTensor({IterDomain::iteration(Extent::constant(length))}, dtype);
+  f.addExpr<IotaOp>(out, start, step, length);
+  return out;
+}
+
+namespace {
+TensorView* loadStore(LoadStoreOpType op, Val* in, const char* name) {
+  Fusion* f = commonFusion({in}, name);
+  TensorView* tv = checkTensor(in, name, "input");
+  TensorView* out = f->newTensor(tv->noReductions(), tv->dtype());
+  f->addExpr<LoadStoreOp>(op, out, tv);
+  return out;
+}
+}  // namespace
+
+TensorView* set(Val* in) {
+  return loadStore(LoadStoreOpType::Set, in, "set");
+}
+TensorView* segmentSet(Val* in) {
+  return loadStore(LoadStoreOpType::SegmenterSet, in, "segment_set");
+}
+
+}  // namespace nvfuser

@@ -1,0 +1,42 @@
+// Elementwise builders, casts, factories and copies.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "ir/exprs.h"
+#include "ir/fusion.h"
+
+namespace nvfuser {
+
+// Defines a fusion input tensor. shape: -1 symbolic, 1 broadcast, other
+// values static. contiguity: one entry per dim (nullopt for broadcast dims) or
+// empty for "contiguous". strideOrder: empty for row-major.
+TensorView* defineTensor(Fusion& f, const std::vector<int64_t>& shape,
+                         DataType dtype,
+                         std::vector<std::optional<bool>> contiguity = {},
+                         std::vector<int64_t> strideOrder = {},
+                         bool isCpuScalar = false);
+// A constant (value given) or a fusion-input scalar (no value).
+Scalar* defineScalar(Fusion& f, DataType dtype,
+                     std::optional<ScalarValue> value);
+
+Val* unaryOp(UnaryOpType op, Val* in);
+Val* castOp(Val* in, DataType dtype);
+Val* binaryOp(BinaryOpType op, Val* a, Val* b);
+Val* where(Val* cond, Val* a, Val* b);
+Val* lerp(Val* start, Val* end, Val* weight);
+Val* clamp(Val* in, Val* lo, Val* hi);
+
+// Result dtype of an elementwise op on these operands (nvFuser rules:
+// tensors decide within a category, scalars only raise the category).
+DataType promoteOperands(const std::vector<Val*>& operands);
+
+TensorView* full(Fusion& f, const std::vector<int64_t>& shape, Val* fillValue,
+                 DataType dtype);
+TensorView* iota(Fusion& f, int64_t length, Val* start, Val* step,
+                 DataType dtype);
+TensorView* set(Val* in);
+TensorView* segmentSet(Val* in);
+
+}  // namespace nvfuser

@@ -1,0 +1,42 @@
+// Binds a symbolic fusion to real input sizes: validates every input against
+// its definition, then replays the fusion so every extent is a constant.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/fusion.h"
+
+namespace nvfuser {
+
+// What concretization needs to know about one actual input. The runtime
+// fills it from an at::Tensor or a Python number.
+struct InputDescriptor {
+  bool isTensor = true;
+  DataType dtype = DataType::Float;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> strides;
+  bool isCpuScalarTensor = false;  // a 0-dim tensor on the CPU
+  std::string typeName;            // for messages when the kind is wrong
+};
+
+// Checks count, kind, dtype, rank, static and broadcast sizes, symbolic
+// sizes that the fusion requires to agree, and declared contiguity. Throws
+// nvfuser::Error naming the input, the dim and the problem.
+void validateInputs(const Fusion& fusion,
+                    const std::vector<InputDescriptor>& inputs);
+
+struct ConcreteFusion {
+  std::unique_ptr<Fusion> fusion;
+  // Outputs of the concrete fusion in the order of the symbolic one.
+  std::vector<Val*> outputs;
+};
+
+// validateInputs, then replays the live part of the fusion on inputs with
+// constant extents. Scalar inputs stay inputs.
+ConcreteFusion concretize(const Fusion& fusion,
+                          const std::vector<InputDescriptor>& inputs);
+
+}  // namespace nvfuser

@@ -1,0 +1,114 @@
+#include "ops/replay.h"
+
+#include "exceptions.h"
+#include "ir/exprs.h"
+#include "ops/arith.h"
+#include "ops/reduction_ops.h"
+#include "ops/shape_ops.h"
+
+namespace nvfuser {
+
+namespace {
+TensorView* tensorIn(const std::vector<Val*>& ins, size_t i) {
+  return ins.at(i)->asTensor();
+}
+}  // namespace
+
+std::vector<Val*> replayExpr(const Expr* e, const std::vector<Val*>& ins) {
+  NVF_ASSERT(!ins.empty(), "every op has at least one input");
+  Fusion& f = *ins[0]->fusion();
+  switch (e->type()) {
+    case ExprType::Unary: {
+      auto* u = exprAs<UnaryOp>(e);
+      if (u->op() == UnaryOpType::Cast) {
+        return {castOp(ins[0], e->output(0)->dtype())};
+      }
+      return {unaryOp(u->op(), ins[0])};
+    }
+    case ExprType::Binary:
+      return {binaryOp(exprAs<BinaryOp>(e)->op(), ins[0], ins[1])};
+    case ExprType::Ternary:
+      switch (exprAs<TernaryOp>(e)->op()) {
+        case TernaryOpType::Where:
+          return {where(ins[0], ins[1], ins[2])};
+        case TernaryOpType::Lerp:
+          return {lerp(ins[0], ins[1], ins[2])};
+        case TernaryOpType::Clamp:
+          return {clamp(ins[0], ins[1], ins[2])};
+      }
+      break;
+    case ExprType::Broadcast:
+      return {broadcast(tensorIn(ins, 0),
+                        exprAs<BroadcastOp>(e)->isBroadcastDim())};
+    case ExprType::Expand:
+      return {expand(tensorIn(ins, 0), exprAs<ExpandOp>(e)->shape())};
+    case ExprType::Reshape:
+      return {reshape(tensorIn(ins, 0), exprAs<ReshapeOp>(e)->newShape())};
+    case ExprType::Permute:
+      return {permute(tensorIn(ins, 0), exprAs<PermuteOp>(e)->perm())};
+    case ExprType::Squeeze: {
+      std::vector<int64_t> dims;
+      const auto& mask = exprAs<SqueezeOp>(e)->isSqueezed();
+      for (size_t i = 0; i < mask.size(); ++i) {
+        if (mask[i]) {
+          dims.push_back(static_cast<int64_t>(i));
+        }
+      }
+      return {squeeze(tensorIn(ins, 0), dims)};
+    }
+    case ExprType::Slice: {
+      std::vector<int64_t> starts, stops, steps;
+      for (const SliceRange& r : exprAs<SliceOp>(e)->ranges()) {
+        starts.push_back(r.start);
+        stops.push_back(r.stop);
+        steps.push_back(r.step);
+      }
+      return {slice(tensorIn(ins, 0), starts, stops, steps)};
+    }
+    case ExprType::Pad: {
+      const auto& widths = exprAs<PadOp>(e)->widths();
+      std::vector<int64_t> flat;
+      for (auto it = widths.rbegin(); it != widths.rend(); ++it) {
+        flat.push_back(it->first);
+        flat.push_back(it->second);
+      }
+      return {pad(tensorIn(ins, 0), flat, ins[1])};
+    }
+    case ExprType::Cat: {
+      std::vector<TensorView*> ts;
+      for (Val* v : ins) {
+        ts.push_back(v->asTensor());
+      }
+      return {cat(ts, exprAs<CatOp>(e)->dim())};
+    }
+    case ExprType::Reduction: {
+      auto* r = exprAs<ReductionOp>(e);
+      return {reduction(r->op(), tensorIn(ins, 0), r->axes(), false,
+                        e->output(0)->dtype())};
+    }
+    case ExprType::VarMean: {
+      auto* v = exprAs<VarMeanOp>(e);
+      auto [var, mean] =
+          varMean(tensorIn(ins, 0), v->axes(), v->correction(), false);
+      return {var, mean};
+    }
+    case ExprType::Matmul:
+      return {matmul(tensorIn(ins, 0), tensorIn(ins, 1))};
+    case ExprType::Linear:
+      return {linear(tensorIn(ins, 0), tensorIn(ins, 1),
+                     ins.size() > 2 ? ins[2] : nullptr)};
+    case ExprType::Full:
+      return {
+          full(f, exprAs<FullOp>(e)->shape(), ins[0], e->output(0)->dtype())};
+    case ExprType::Iota:
+      return {iota(f, exprAs<IotaOp>(e)->length(), ins[0], ins[1],
+                   e->output(0)->dtype())};
+    case ExprType::LoadStore:
+      return {exprAs<LoadStoreOp>(e)->op() == LoadStoreOpType::Set
+                  ? set(ins[0])
+                  : segmentSet(ins[0])};
+  }
+  NVF_THROW(Internal, "replayExpr: unhandled op ", e->opName());
+}
+
+}  // namespace nvfuser

@@ -1,0 +1,44 @@
+// NVFUSER_DUMP / NVFUSER_ENABLE / NVFUSER_DISABLE, parsed in one place. The
+// environment is read once into an Options value that callers pass along.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace nvfuser {
+
+enum class OptionGroup { Dump, Enable, Disable };
+
+class Options {
+ public:
+  // Reads the three environment variables; throws a ValueError naming any
+  // unknown option and listing the valid ones.
+  static Options fromEnvironment();
+  // Parses a comma-separated list as if it came from the environment.
+  static std::vector<std::string> parseList(OptionGroup group,
+                                            const std::string& text);
+  // The valid names of a group.
+  static const std::vector<std::string>& validNames(OptionGroup group);
+
+  // Adds per-call options (fd.execute's _enable_options/_disable_options).
+  Options withOverrides(const std::vector<std::string>& enable,
+                        const std::vector<std::string>& disable) const;
+
+  bool dump(const std::string& name) const { return dump_.count(name) > 0; }
+  bool enabled(const std::string& name) const {
+    return enable_.count(name) > 0;
+  }
+  bool disabled(const std::string& name) const {
+    return disable_.count(name) > 0;
+  }
+  // A stable key of the options that change compilation results.
+  std::string compileKey() const;
+
+ private:
+  std::set<std::string> dump_;
+  std::set<std::string> enable_;
+  std::set<std::string> disable_;
+};
+
+}  // namespace nvfuser

@@ -1,0 +1,266 @@
+#include "runtime/aten_ops.h"
+
+#include "exceptions.h"
+#include "runtime/runtime_args.h"
+
+namespace nvfuser {
+
+namespace {
+
+at::Tensor as(const at::Tensor& t, DataType d) {
+  at::ScalarType s = toAtenType(d);
+  return t.scalar_type() == s ? t : t.to(s);
+}
+
+at::Tensor evalUnary(const UnaryOp& e, const at::Tensor& x) {
+  DataType outType = e.output(0)->dtype();
+  switch (e.op()) {
+    case UnaryOpType::Cast:
+      return as(x, outType);
+    case UnaryOpType::IsNan:
+      return at::isnan(x);
+    case UnaryOpType::LogicalNot:
+      return at::logical_not(x);
+    case UnaryOpType::BitwiseNot:
+      return at::bitwise_not(x);
+    default:
+      break;
+  }
+  at::Tensor v = as(x, outType);
+  switch (e.op()) {
+    case UnaryOpType::Neg: return at::neg(v);
+    case UnaryOpType::Abs: return at::abs(v);
+    case UnaryOpType::Exp: return at::exp(v);
+    case UnaryOpType::Log: return at::log(v);
+    case UnaryOpType::Sqrt: return at::sqrt(v);
+    case UnaryOpType::Rsqrt: return at::rsqrt(v);
+    case UnaryOpType::Reciprocal: return at::reciprocal(v);
+    case UnaryOpType::Sin: return at::sin(v);
+    case UnaryOpType::Cos: return at::cos(v);
+    case UnaryOpType::Tanh: return at::tanh(v);
+    case UnaryOpType::Sigmoid: return at::sigmoid(v);
+    case UnaryOpType::Relu: return at::relu(v);
+    case UnaryOpType::Silu: return at::silu(v);
+    case UnaryOpType::Gelu: return at::gelu(v);
+    case UnaryOpType::Erf: return at::erf(v);
+    case UnaryOpType::Floor: return at::floor(v);
+    case UnaryOpType::Ceil: return at::ceil(v);
+    case UnaryOpType::Round: return at::round(v);
+    default:
+      NVF_THROW(Internal, "unhandled unary op ", e.opName());
+  }
+}
+
+at::Tensor evalBinary(const BinaryOp& e, const at::Tensor& x,
+                      const at::Tensor& y) {
+  at::Tensor a = as(x, e.computeType());
+  at::Tensor b = as(y, e.computeType());
+  bool integral = !isFloatingType(e.computeType());
+  at::Tensor r;
+  switch (e.op()) {
+    case BinaryOpType::Add: r = at::add(a, b); break;
+    case BinaryOpType::Sub: r = at::sub(a, b); break;
+    case BinaryOpType::Mul: r = at::mul(a, b); break;
+    case BinaryOpType::Div:
+      r = integral ? at::div(a, b, "trunc") : at::div(a, b);
+      break;
+    case BinaryOpType::Pow: r = at::pow(a, b); break;
+    case BinaryOpType::Fmod: r = at::fmod(a, b); break;
+    case BinaryOpType::Remainder: r = at::remainder(a, b); break;
+    case BinaryOpType::Maximum: r = at::maximum(a, b); break;
+    case BinaryOpType::Minimum: r = at::minimum(a, b); break;
+    case BinaryOpType::Eq: r = at::eq(a, b); break;
+    case BinaryOpType::Ne: r = at::ne(a, b); break;
+    case BinaryOpType::Lt: r = at::lt(a, b); break;
+    case BinaryOpType::Le: r = at::le(a, b); break;
+    case BinaryOpType::Gt: r = at::gt(a, b); break;
+    case BinaryOpType::Ge: r = at::ge(a, b); break;
+    case BinaryOpType::LogicalAnd: r = at::logical_and(a, b); break;
+    case BinaryOpType::LogicalOr: r = at::logical_or(a, b); break;
+    case BinaryOpType::BitwiseAnd: r = at::bitwise_and(a, b); break;
+    case BinaryOpType::BitwiseOr: r = at::bitwise_or(a, b); break;
+    case BinaryOpType::BitwiseXor: r = at::bitwise_xor(a, b); break;
+  }
+  return as(r, e.output(0)->dtype());
+}
+
+at::Tensor evalTernary(const TernaryOp& e, const std::vector<at::Tensor>& in) {
+  DataType t = e.computeType();
+  switch (e.op()) {
+    case TernaryOpType::Where:
+      return at::where(in[0], as(in[1], t), as(in[2], t));
+    case TernaryOpType::Lerp:
+      return at::lerp(as(in[0], t), as(in[1], t), as(in[2], t));
+    case TernaryOpType::Clamp:
+      return at::minimum(at::maximum(as(in[0], t), as(in[1], t)),
+                         as(in[2], t));
+  }
+  NVF_THROW(Internal, "unhandled ternary op");
+}
+
+at::Tensor evalReduction(const ReductionOp& e, const at::Tensor& x) {
+  DataType outType = e.output(0)->dtype();
+  const std::vector<int64_t>& axes = e.axes();
+  switch (e.op()) {
+    case ReductionOpType::Sum:
+      return at::sum(as(x, outType), axes);
+    case ReductionOpType::Mean:
+      return at::mean(as(x, outType), axes);
+    case ReductionOpType::Max:
+      return as(at::amax(x, axes), outType);
+    case ReductionOpType::Min:
+      return as(at::amin(x, axes), outType);
+    case ReductionOpType::Prod: {
+      at::Tensor r = as(x, outType);
+      for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
+        r = at::prod(r, *it);
+      }
+      return r;
+    }
+  }
+  NVF_THROW(Internal, "unhandled reduction");
+}
+
+// Matrix products on the CPU have no Half/BFloat16 kernels in every ATen
+// version: compute those in Float there.
+at::Tensor withCpuUpcast(const std::vector<at::Tensor>& in,
+                         at::Tensor (*fn)(const std::vector<at::Tensor>&)) {
+  bool upcast = in[0].is_cpu() && (in[0].scalar_type() == at::kHalf ||
+                                   in[0].scalar_type() == at::kBFloat16);
+  if (!upcast) {
+    return fn(in);
+  }
+  std::vector<at::Tensor> f;
+  for (const at::Tensor& t : in) {
+    f.push_back(t.to(at::kFloat));
+  }
+  return fn(f).to(in[0].scalar_type());
+}
+
+at::Tensor matmulFn(const std::vector<at::Tensor>& in) {
+  return at::matmul(in[0], in[1]);
+}
+at::Tensor linearFn(const std::vector<at::Tensor>& in) {
+  c10::optional<at::Tensor> bias;
+  if (in.size() > 2) {
+    bias = in[2];
+  }
+  return at::linear(in[0], in[1], bias);
+}
+
+at::TensorOptions optionsFor(DataType d, at::Device device) {
+  return at::TensorOptions().dtype(toAtenType(d)).device(device);
+}
+
+}  // namespace
+
+at::Tensor scalarTensor(const ScalarValue& v, DataType dtype,
+                        at::Device device) {
+  at::Scalar s;
+  if (auto* b = std::get_if<bool>(&v)) {
+    s = at::Scalar(*b);
+  } else if (auto* i = std::get_if<int64_t>(&v)) {
+    s = at::Scalar(*i);
+  } else {
+    s = at::Scalar(std::get<double>(v));
+  }
+  return at::scalar_tensor(s, optionsFor(dtype, device));
+}
+
+at::Tensor evalExpr(const Expr& e, const std::vector<at::Tensor>& in,
+                    at::Device device) {
+  const Val* outVal = e.output(0);
+  std::vector<int64_t> shape;
+  if (outVal->isTensor()) {
+    shape = concreteShape(outVal->asTensor());
+  }
+  switch (e.type()) {
+    case ExprType::Unary:
+      return evalUnary(*exprAs<UnaryOp>(&e), in[0]);
+    case ExprType::Binary:
+      return evalBinary(*exprAs<BinaryOp>(&e), in[0], in[1]);
+    case ExprType::Ternary:
+      return evalTernary(*exprAs<TernaryOp>(&e), in);
+    case ExprType::Broadcast: {
+      at::Tensor t = in[0];
+      const auto& mask = exprAs<BroadcastOp>(&e)->isBroadcastDim();
+      for (size_t i = 0; i < mask.size(); ++i) {
+        if (mask[i]) {
+          t = t.unsqueeze(static_cast<int64_t>(i));
+        }
+      }
+      return t;
+    }
+    case ExprType::Expand:
+      return in[0].expand(shape);
+    case ExprType::Reshape:
+      return in[0].reshape(shape);
+    case ExprType::Permute:
+      return in[0].permute(exprAs<PermuteOp>(&e)->perm());
+    case ExprType::Squeeze:
+      return in[0].reshape(shape);
+    case ExprType::Slice: {
+      at::Tensor t = in[0];
+      const auto& ranges = exprAs<SliceOp>(&e)->ranges();
+      for (size_t d = 0; d < ranges.size(); ++d) {
+        t = t.slice(static_cast<int64_t>(d), ranges[d].start, ranges[d].stop,
+                    ranges[d].step);
+      }
+      return t;
+    }
+    case ExprType::Pad: {
+      const auto& widths = exprAs<PadOp>(&e)->widths();
+      std::vector<int64_t> flat;
+      for (auto it = widths.rbegin(); it != widths.rend(); ++it) {
+        flat.push_back(it->first);
+        flat.push_back(it->second);
+      }
+      at::Scalar value = in[1].item();
+      return at::constant_pad_nd(in[0], flat, value);
+    }
+    case ExprType::Cat:
+      return at::cat(in, exprAs<CatOp>(&e)->dim());
+    case ExprType::Reduction:
+      return evalReduction(*exprAs<ReductionOp>(&e), in[0]);
+    case ExprType::Matmul:
+      return withCpuUpcast(in, matmulFn);
+    case ExprType::Linear:
+      return withCpuUpcast(in, linearFn);
+    case ExprType::Full:
+      return at::full(shape, in[0].item(), optionsFor(outVal->dtype(), device));
+    case ExprType::Iota: {
+      const auto* io = exprAs<IotaOp>(&e);
+      bool integral = isIntegralType(outVal->dtype());
+      at::Tensor r = at::arange(io->length(),
+                                optionsFor(integral ? DataType::Int
+                                                    : DataType::Double,
+                                           device));
+      at::Tensor start = as(in[0], integral ? DataType::Int : DataType::Double);
+      at::Tensor step = as(in[1], integral ? DataType::Int : DataType::Double);
+      return as(r * step + start, outVal->dtype());
+    }
+    case ExprType::LoadStore:
+      return in[0].clone();
+    case ExprType::VarMean:
+      break;
+  }
+  NVF_THROW(Internal, "evalExpr: unhandled op ", e.opName());
+}
+
+std::pair<at::Tensor, at::Tensor> evalVarMean(const VarMeanOp& e,
+                                              const at::Tensor& in) {
+  // Two-pass: mean, then the corrected mean of squared deviations. Written
+  // out so it does not depend on the ATen version's var_mean signature.
+  DataType outType = e.output(0)->dtype();
+  at::Tensor x = as(in, outType);
+  at::Tensor mean = at::mean(x, e.axes(), /*keepdim=*/true);
+  int64_t n = 1;
+  for (int64_t a : e.axes()) {
+    n *= x.size(a);
+  }
+  at::Tensor sq = at::sum((x - mean) * (x - mean), e.axes());
+  at::Tensor var = sq / static_cast<double>(n - e.correction());
+  return {var, at::mean(x, e.axes())};
+}
+
+}  // namespace nvfuser

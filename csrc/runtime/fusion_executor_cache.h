@@ -1,0 +1,44 @@
+// Front of the runtime: one entry per input signature, so a repeated call
+// skips validation, concretization (and later segmentation and compilation).
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/fusion.h"
+#include "ops/concretize.h"
+#include "options.h"
+#include "runtime/runtime_args.h"
+
+namespace nvfuser {
+
+class FusionExecutorCache {
+ public:
+  // Takes the symbolic fusion as defined by the user.
+  explicit FusionExecutorCache(std::unique_ptr<Fusion> fusion)
+      : fusion_(std::move(fusion)) {}
+
+  std::vector<at::Tensor> run(const std::vector<RuntimeArg>& args,
+                              const Options& options);
+
+  const Fusion& fusion() const { return *fusion_; }
+  // The concrete fusion used by the last run (nullptr before any run).
+  const Fusion* lastConcreteFusion() const { return last_; }
+  size_t numCachedSignatures() const { return entries_.size(); }
+
+ private:
+  struct Entry {
+    ConcreteFusion concrete;
+  };
+  Entry& lookup(const std::vector<RuntimeArg>& args, const Options& options);
+
+  std::unique_ptr<Fusion> fusion_;
+  std::map<std::string, std::unique_ptr<Entry>> entries_;
+  const Fusion* last_ = nullptr;
+};
+
+}  // namespace nvfuser

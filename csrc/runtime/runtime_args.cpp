@@ -1,0 +1,148 @@
+#include "runtime/runtime_args.h"
+
+#include <sstream>
+
+#include "exceptions.h"
+
+namespace nvfuser {
+
+DataType fromAtenType(at::ScalarType t) {
+  switch (t) {
+    case at::kDouble:
+      return DataType::Double;
+    case at::kFloat:
+      return DataType::Float;
+    case at::kHalf:
+      return DataType::Half;
+    case at::kBFloat16:
+      return DataType::BFloat16;
+    case at::kLong:
+      return DataType::Int;
+    case at::kInt:
+      return DataType::Int32;
+    case at::kBool:
+      return DataType::Bool;
+    case at::kComplexFloat:
+      return DataType::ComplexFloat;
+    case at::kComplexDouble:
+      return DataType::ComplexDouble;
+    default:
+      NVF_THROW(Type, "tensors of dtype ", c10::toString(t),
+                " are not supported");
+  }
+}
+
+at::ScalarType toAtenType(DataType t) {
+  switch (t) {
+    case DataType::Double:
+      return at::kDouble;
+    case DataType::Float:
+      return at::kFloat;
+    case DataType::Half:
+      return at::kHalf;
+    case DataType::BFloat16:
+      return at::kBFloat16;
+    case DataType::Int:
+      return at::kLong;
+    case DataType::Int32:
+      return at::kInt;
+    case DataType::Bool:
+      return at::kBool;
+    case DataType::ComplexFloat:
+      return at::kComplexFloat;
+    case DataType::ComplexDouble:
+      return at::kComplexDouble;
+    case DataType::Null:
+      break;
+  }
+  NVF_THROW(Type, "DataType.Null has no tensor type");
+}
+
+std::vector<int64_t> concreteShape(const TensorView* tv) {
+  std::vector<int64_t> shape;
+  for (const IterDomain& id : tv->noReductions()) {
+    Extent e = tv->fusion()->canonical(id.logicalExtent());
+    NVF_ASSERT(e.isConst(), "symbolic extent in a concrete fusion: ",
+               tv->toString());
+    shape.push_back(e.value);
+  }
+  return shape;
+}
+
+namespace {
+std::string argName(const Fusion& f, size_t i) {
+  return "input " + std::to_string(i) + " (" + f.inputs()[i]->ref() + ")";
+}
+}  // namespace
+
+at::Device commonDevice(const Fusion& f, const std::vector<RuntimeArg>& args) {
+  std::optional<at::Device> device;
+  size_t first = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].tensor || !args[i].tensor->defined()) {
+      continue;
+    }
+    const at::Tensor& t = *args[i].tensor;
+    bool cpuScalar = t.dim() == 0 && t.is_cpu();
+    if (cpuScalar && i < f.inputs().size() && f.inputs()[i]->isTensor() &&
+        f.inputs()[i]->asTensor()->isCpuScalar()) {
+      continue;
+    }
+    if (!device) {
+      device = t.device();
+      first = i;
+      continue;
+    }
+    NVF_CHECK(t.device() == *device, argName(f, i), " is on ",
+              t.device().str(), " but ", argName(f, first), " is on ",
+              device->str(), "; all tensor inputs must be on one device");
+  }
+  return device.value_or(at::Device(at::kCPU));
+}
+
+std::vector<InputDescriptor> describeArgs(const Fusion& f,
+                                          const std::vector<RuntimeArg>& args) {
+  std::vector<InputDescriptor> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const RuntimeArg& a = args[i];
+    InputDescriptor d;
+    d.typeName = a.typeName;
+    if (!a.tensor) {
+      d.isTensor = false;
+      out.push_back(d);
+      continue;
+    }
+    const at::Tensor& t = *a.tensor;
+    NVF_CHECK(t.defined(), argName(f, i), " is an undefined tensor");
+    d.dtype = fromAtenType(t.scalar_type());
+    d.sizes = t.sizes().vec();
+    d.strides = t.strides().vec();
+    d.isCpuScalarTensor = t.dim() == 0 && t.is_cpu();
+    out.push_back(d);
+  }
+  return out;
+}
+
+std::string signatureKey(const std::vector<RuntimeArg>& args) {
+  std::ostringstream os;
+  for (const RuntimeArg& a : args) {
+    if (!a.tensor) {
+      os << "s" << (a.scalar ? static_cast<int>(a.scalar->index()) : -1) << ";";
+      continue;
+    }
+    const at::Tensor& t = *a.tensor;
+    if (!t.defined()) {
+      os << "undef;";
+      continue;
+    }
+    os << "t" << static_cast<int>(t.scalar_type()) << "@" << t.device().str()
+       << "[";
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      os << t.size(d) << ":" << t.stride(d) << ",";
+    }
+    os << "];";
+  }
+  return os.str();
+}
+
+}  // namespace nvfuser

@@ -1,0 +1,48 @@
+// Arguments of one execute call, as the runtime sees them.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/fusion.h"
+#include "ops/concretize.h"
+
+namespace nvfuser {
+
+// One actual input: a tensor or a Python number.
+struct RuntimeArg {
+  std::optional<at::Tensor> tensor;
+  std::optional<ScalarValue> scalar;
+  std::string typeName;  // Python type name, for messages
+
+  static RuntimeArg fromTensor(at::Tensor t) {
+    return RuntimeArg{std::move(t), std::nullopt, "Tensor"};
+  }
+  static RuntimeArg fromScalar(ScalarValue v, std::string typeName) {
+    return RuntimeArg{std::nullopt, v, std::move(typeName)};
+  }
+};
+
+DataType fromAtenType(at::ScalarType t);
+at::ScalarType toAtenType(DataType t);
+
+// Logical sizes of a tensor of a concrete fusion (expanded extents count).
+std::vector<int64_t> concreteShape(const TensorView* tv);
+
+// Describes the args for concretization; checks undefined tensors, devices
+// and that scalars were given for scalar inputs.
+std::vector<InputDescriptor> describeArgs(const Fusion& fusion,
+                                          const std::vector<RuntimeArg>& args);
+
+// The device all non-CPU-scalar tensor args share (CPU when none is given).
+at::Device commonDevice(const Fusion& fusion,
+                        const std::vector<RuntimeArg>& args);
+
+// Cache key of an input signature: dtypes, sizes, strides-derived layout and
+// device of every tensor, dtypes of scalars.
+std::string signatureKey(const std::vector<RuntimeArg>& args);
+
+}  // namespace nvfuser

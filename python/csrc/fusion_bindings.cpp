@@ -1,0 +1,196 @@
+// Binds the Fusion being defined and its executor cache.
+#include <pybind11/stl.h>
+#include <torch/extension.h>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "bindings.h"
+#include "exceptions.h"
+#include "ir/fusion.h"
+#include "ops/arith.h"
+#include "ops/op_utils.h"
+#include "runtime/fusion_executor_cache.h"
+
+namespace py = pybind11;
+
+namespace nvfuser::python {
+
+namespace {
+
+// The fusion under definition; after finalize() the executor cache owns it.
+class PyFusion {
+ public:
+  PyFusion() : fusion_(std::make_unique<Fusion>()) {}
+
+  Fusion& definingFusion() {
+    NVF_CHECK_KIND(fusion_ != nullptr, Runtime,
+                   "this FusionDefinition is already finalized; ops can only "
+                   "be added inside its `with` block");
+    return *fusion_;
+  }
+  const Fusion& fusion() const {
+    return fusion_ ? *fusion_ : cache_->fusion();
+  }
+  void finalize() {
+    if (fusion_) {
+      cache_ = std::make_unique<FusionExecutorCache>(std::move(fusion_));
+    }
+  }
+  bool finalized() const { return cache_ != nullptr; }
+  FusionExecutorCache& cache() {
+    NVF_CHECK_KIND(cache_ != nullptr, Runtime,
+                   "execute: the FusionDefinition is not finalized; leave its "
+                   "`with` block before calling execute");
+    return *cache_;
+  }
+
+ private:
+  std::unique_ptr<Fusion> fusion_;
+  std::unique_ptr<FusionExecutorCache> cache_;
+};
+
+ScalarValue toScalarValue(const py::handle& h, const char* what) {
+  if (py::isinstance<py::bool_>(h)) {
+    return h.cast<bool>();
+  }
+  if (py::isinstance<py::int_>(h)) {
+    return h.cast<int64_t>();
+  }
+  if (py::isinstance<py::float_>(h)) {
+    return h.cast<double>();
+  }
+  NVF_THROW(Type, what, ": expected a Python bool, int or float, got ",
+            std::string(py::str(h.get_type().attr("__name__"))));
+}
+
+std::vector<RuntimeArg> toRuntimeArgs(const Fusion& f, const py::list& in) {
+  std::vector<RuntimeArg> args;
+  size_t i = 0;
+  for (const py::handle& h : in) {
+    std::string typeName = py::str(h.get_type().attr("__name__"));
+    if (THPVariable_Check(h.ptr())) {
+      args.push_back(RuntimeArg::fromTensor(THPVariable_Unpack(h.ptr())));
+    } else if (h.is_none()) {
+      NVF_THROW(Type, "execute: input ", i, " is None; expected ",
+                i < f.inputs().size() && f.inputs()[i]->isTensor()
+                    ? "a tensor"
+                    : "a scalar");
+    } else if (py::isinstance<py::bool_>(h) || py::isinstance<py::int_>(h) ||
+               py::isinstance<py::float_>(h)) {
+      args.push_back(RuntimeArg::fromScalar(
+          toScalarValue(h, "execute"), typeName));
+    } else {
+      NVF_THROW(Type, "execute: input ", i, " has unsupported type ",
+                typeName, "; expected a torch.Tensor or a Python number");
+    }
+    ++i;
+  }
+  return args;
+}
+
+}  // namespace
+
+void bindFusion(py::module_& m) {
+  py::class_<Val, std::unique_ptr<Val, py::nodelete>>(m, "Val")
+      .def_property_readonly("is_tensor", &Val::isTensor)
+      .def_property_readonly("dtype", &Val::dtype)
+      .def_property_readonly("name", &Val::ref)
+      .def_property_readonly("ndim",
+                             [](const Val& v) -> int64_t {
+                               return v.isTensor() ? v.asTensor()->nDims() : 0;
+                             })
+      .def_property_readonly("is_const",
+                             [](const Val& v) {
+                               return !v.isTensor() && v.asScalar()->isConst();
+                             })
+      .def("fusion_id",
+           [](const Val& v) { return reinterpret_cast<uintptr_t>(v.fusion()); })
+      // Static sizes where known, None where symbolic (broadcast dims: 1).
+      .def("shape",
+           [](const Val& v) {
+             std::vector<std::optional<int64_t>> out;
+             if (!v.isTensor()) {
+               return out;
+             }
+             const TensorView* tv = v.asTensor();
+             for (const IterDomain& id : tv->noReductions()) {
+               Extent e = tv->fusion()->canonical(id.logicalExtent());
+               out.push_back(e.isConst() ? std::optional<int64_t>(e.value)
+                                         : std::nullopt);
+             }
+             return out;
+           })
+      .def("__repr__", [](const Val& v) { return v.toString(); })
+      .def("description", [](const Val& v) { return valDescription(&v); });
+
+  py::class_<TensorView, Val, std::unique_ptr<TensorView, py::nodelete>>(
+      m, "TensorView");
+  py::class_<Scalar, Val, std::unique_ptr<Scalar, py::nodelete>>(m,
+                                                                 "ScalarVal");
+
+  py::class_<PyFusion>(m, "Fusion")
+      .def(py::init<>())
+      .def(
+          "define_tensor",
+          [](PyFusion& self, const std::vector<int64_t>& shape,
+             std::vector<std::optional<bool>> contiguity, DataType dtype,
+             std::vector<int64_t> strideOrder, bool isCpu) -> Val* {
+            return defineTensor(self.definingFusion(), shape, dtype,
+                                std::move(contiguity), std::move(strideOrder),
+                                isCpu);
+          },
+          py::return_value_policy::reference)
+      .def(
+          "define_scalar",
+          [](PyFusion& self, const py::object& value, DataType dtype) -> Val* {
+            std::optional<ScalarValue> v;
+            if (!value.is_none()) {
+              v = toScalarValue(value, "define_scalar");
+            }
+            return defineScalar(self.definingFusion(), dtype, v);
+          },
+          py::return_value_policy::reference)
+      .def("add_output",
+           [](PyFusion& self, Val* v) {
+             NVF_CHECK(v != nullptr, "add_output: the output is None");
+             self.definingFusion().addOutput(v);
+           })
+      .def("fusion_id",
+           [](PyFusion& self) {
+             return reinterpret_cast<uintptr_t>(&self.fusion());
+           })
+      .def("finalize", &PyFusion::finalize)
+      .def_property_readonly("finalized", &PyFusion::finalized)
+      .def("num_outputs",
+           [](PyFusion& self) { return self.fusion().outputs().size(); })
+      .def("fusion_ir",
+           [](PyFusion& self) { return self.fusion().toString(); })
+      .def("last_concrete_ir",
+           [](PyFusion& self) -> std::optional<std::string> {
+             const Fusion* f = self.cache().lastConcreteFusion();
+             if (f == nullptr) {
+               return std::nullopt;
+             }
+             return f->toString();
+           })
+      .def("num_cached_signatures",
+           [](PyFusion& self) { return self.cache().numCachedSignatures(); })
+      .def("execute", [](PyFusion& self, const py::list& inputs,
+                         const std::vector<std::string>& enable,
+                         const std::vector<std::string>& disable) {
+        FusionExecutorCache& cache = self.cache();
+        Options options =
+            Options::fromEnvironment().withOverrides(enable, disable);
+        std::vector<RuntimeArg> args = toRuntimeArgs(cache.fusion(), inputs);
+        std::vector<at::Tensor> outs;
+        {
+          py::gil_scoped_release release;
+          outs = cache.run(args, options);
+        }
+        return outs;
+      });
+}
+
+}  // namespace nvfuser::python

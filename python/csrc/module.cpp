@@ -1,0 +1,53 @@
+// nvfuser._C: the extension module. Errors thrown by the compiler become the
+// Python exception that matches their kind.
+#include <pybind11/pybind11.h>
+
+#include "bindings.h"
+#include "exceptions.h"
+#include "ir/dtype.h"
+
+namespace py = pybind11;
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "nvfuser-lite compiler core";
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) {
+        std::rethrow_exception(p);
+      }
+    } catch (const nvfuser::Error& e) {
+      switch (e.kind()) {
+        case nvfuser::ErrorKind::Value:
+          PyErr_SetString(PyExc_ValueError, e.what());
+          return;
+        case nvfuser::ErrorKind::Type:
+          PyErr_SetString(PyExc_TypeError, e.what());
+          return;
+        case nvfuser::ErrorKind::NotImplemented:
+          PyErr_SetString(PyExc_NotImplementedError, e.what());
+          return;
+        case nvfuser::ErrorKind::Runtime:
+        case nvfuser::ErrorKind::Internal:
+          PyErr_SetString(PyExc_RuntimeError, e.what());
+          return;
+      }
+    }
+  });
+
+  using nvfuser::DataType;
+  py::enum_<DataType>(m, "DataType")
+      .value("Double", DataType::Double)
+      .value("Float", DataType::Float)
+      .value("Half", DataType::Half)
+      .value("BFloat16", DataType::BFloat16)
+      .value("Int", DataType::Int)
+      .value("Int32", DataType::Int32)
+      .value("Bool", DataType::Bool)
+      .value("ComplexFloat", DataType::ComplexFloat)
+      .value("ComplexDouble", DataType::ComplexDouble)
+      .value("Null", DataType::Null);
+
+  nvfuser::python::bindFusion(m);
+  py::module_ ops = m.def_submodule("ops", "op builders");
+  nvfuser::python::bindOps(ops);
+}

@@ -1,0 +1,235 @@
+// Binds the builder functions. The Python package turns nvFuser's keyword
+// API into these calls; names map to op types through one table each.
+#include <pybind11/stl.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "exceptions.h"
+#include "ops/arith.h"
+#include "ops/op_utils.h"
+#include "ops/reduction_ops.h"
+#include "ops/shape_ops.h"
+
+namespace py = pybind11;
+
+namespace nvfuser::python {
+
+namespace {
+
+template <typename T>
+T lookupOp(const std::map<std::string, T>& table, const std::string& name,
+           const char* kind) {
+  auto it = table.find(name);
+  NVF_CHECK(it != table.end(), "unknown ", kind, " op '", name, "'");
+  return it->second;
+}
+
+const std::map<std::string, UnaryOpType>& unaryTable() {
+  static const std::map<std::string, UnaryOpType> t = {
+      {"neg", UnaryOpType::Neg},
+      {"abs", UnaryOpType::Abs},
+      {"exp", UnaryOpType::Exp},
+      {"log", UnaryOpType::Log},
+      {"sqrt", UnaryOpType::Sqrt},
+      {"rsqrt", UnaryOpType::Rsqrt},
+      {"reciprocal", UnaryOpType::Reciprocal},
+      {"sin", UnaryOpType::Sin},
+      {"cos", UnaryOpType::Cos},
+      {"tanh", UnaryOpType::Tanh},
+      {"sigmoid", UnaryOpType::Sigmoid},
+      {"relu", UnaryOpType::Relu},
+      {"silu", UnaryOpType::Silu},
+      {"gelu", UnaryOpType::Gelu},
+      {"erf", UnaryOpType::Erf},
+      {"floor", UnaryOpType::Floor},
+      {"ceil", UnaryOpType::Ceil},
+      {"round", UnaryOpType::Round},
+      {"isnan", UnaryOpType::IsNan},
+      {"logical_not", UnaryOpType::LogicalNot},
+      {"bitwise_not", UnaryOpType::BitwiseNot},
+  };
+  return t;
+}
+
+const std::map<std::string, BinaryOpType>& binaryTable() {
+  static const std::map<std::string, BinaryOpType> t = {
+      {"add", BinaryOpType::Add},
+      {"sub", BinaryOpType::Sub},
+      {"mul", BinaryOpType::Mul},
+      {"div", BinaryOpType::Div},
+      {"pow", BinaryOpType::Pow},
+      {"fmod", BinaryOpType::Fmod},
+      {"remainder", BinaryOpType::Remainder},
+      {"maximum", BinaryOpType::Maximum},
+      {"minimum", BinaryOpType::Minimum},
+      {"eq", BinaryOpType::Eq},
+      {"ne", BinaryOpType::Ne},
+      {"lt", BinaryOpType::Lt},
+      {"le", BinaryOpType::Le},
+      {"gt", BinaryOpType::Gt},
+      {"ge", BinaryOpType::Ge},
+      {"logical_and", BinaryOpType::LogicalAnd},
+      {"logical_or", BinaryOpType::LogicalOr},
+      {"bitwise_and", BinaryOpType::BitwiseAnd},
+      {"bitwise_or", BinaryOpType::BitwiseOr},
+      {"bitwise_xor", BinaryOpType::BitwiseXor},
+  };
+  return t;
+}
+
+const std::map<std::string, ReductionOpType>& reductionTable() {
+  static const std::map<std::string, ReductionOpType> t = {
+      {"sum", ReductionOpType::Sum},   {"max", ReductionOpType::Max},
+      {"min", ReductionOpType::Min},   {"prod", ReductionOpType::Prod},
+      {"mean", ReductionOpType::Mean},
+  };
+  return t;
+}
+
+template <typename Table>
+std::vector<std::string> keys(const Table& table) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : table) {
+    out.push_back(k);
+  }
+  return out;
+}
+
+TensorView* tensorArg(Val* v, const char* op) {
+  return checkTensor(v, op, "input");
+}
+
+}  // namespace
+
+void bindOps(py::module_& m) {
+  const auto ref = py::return_value_policy::reference;
+  m.def("unary_names", [] { return keys(unaryTable()); });
+  m.def("binary_names", [] { return keys(binaryTable()); });
+  m.def("reduction_names", [] { return keys(reductionTable()); });
+  m.def(
+      "unary",
+      [](const std::string& name, Val* x) {
+        return unaryOp(lookupOp(unaryTable(), name, "unary"), x);
+      },
+      ref);
+  m.def(
+      "binary",
+      [](const std::string& name, Val* a, Val* b) {
+        return binaryOp(lookupOp(binaryTable(), name, "binary"), a, b);
+      },
+      ref);
+  m.def("where", &where, ref);
+  m.def("lerp", &lerp, ref);
+  m.def("clamp", &clamp, ref);
+  m.def("cast", &castOp, ref);
+  m.def(
+      "broadcast",
+      [](Val* x, const std::vector<bool>& mask) {
+        return broadcast(tensorArg(x, "broadcast"), mask);
+      },
+      ref);
+  m.def(
+      "broadcast_in_dim",
+      [](Val* x, const std::vector<int64_t>& shape,
+         const std::vector<int64_t>& dims) {
+        return broadcastInDim(tensorArg(x, "broadcast_in_dim"), shape, dims);
+      },
+      ref);
+  m.def(
+      "expand",
+      [](Val* x, const std::vector<int64_t>& shape) {
+        return expand(tensorArg(x, "expand"), shape);
+      },
+      ref);
+  m.def(
+      "reshape",
+      [](Val* x, const std::vector<int64_t>& shape) {
+        return reshape(tensorArg(x, "reshape"), shape);
+      },
+      ref);
+  m.def(
+      "permute",
+      [](Val* x, const std::vector<int64_t>& dims) {
+        return permute(tensorArg(x, "permute"), dims);
+      },
+      ref);
+  m.def(
+      "squeeze",
+      [](Val* x, const std::vector<int64_t>& dims) {
+        return squeeze(tensorArg(x, "squeeze"), dims);
+      },
+      ref);
+  m.def(
+      "slice",
+      [](Val* x, const std::vector<int64_t>& starts,
+         const std::vector<int64_t>& stops,
+         const std::vector<int64_t>& steps) {
+        return slice(tensorArg(x, "slice"), starts, stops, steps);
+      },
+      ref);
+  m.def(
+      "pad",
+      [](Val* x, const std::vector<int64_t>& widths, Val* value) {
+        return pad(tensorArg(x, "pad"), widths, value);
+      },
+      ref, py::arg("x"), py::arg("widths"), py::arg("value") = nullptr);
+  m.def(
+      "cat",
+      [](const std::vector<Val*>& xs, int64_t dim) {
+        std::vector<TensorView*> ts;
+        for (Val* v : xs) {
+          ts.push_back(tensorArg(v, "cat"));
+        }
+        return cat(ts, dim);
+      },
+      ref);
+  m.def(
+      "reduction",
+      [](const std::string& name, Val* x, const std::vector<int64_t>& dims,
+         bool keepdim, DataType dtype) {
+        return reduction(lookupOp(reductionTable(), name, "reduction"),
+                         tensorArg(x, name.c_str()), dims, keepdim, dtype);
+      },
+      ref);
+  m.def(
+      "var_mean",
+      [](Val* x, const std::vector<int64_t>& dims, int64_t correction,
+         bool keepdim) {
+        auto [v, mu] = varMean(tensorArg(x, "var_mean"), dims, correction,
+                               keepdim);
+        return std::make_pair(static_cast<Val*>(v), static_cast<Val*>(mu));
+      },
+      ref);
+  m.def(
+      "matmul",
+      [](Val* a, Val* b) {
+        return matmul(checkTensor(a, "matmul", "first operand"),
+                      checkTensor(b, "matmul", "second operand"));
+      },
+      ref);
+  m.def(
+      "linear",
+      [](Val* a, Val* w, Val* bias) {
+        return linear(checkTensor(a, "linear", "input"),
+                      checkTensor(w, "linear", "weight"), bias);
+      },
+      ref, py::arg("a"), py::arg("w"), py::arg("bias") = nullptr);
+  m.def(
+      "full",
+      [](Val* anchor, const std::vector<int64_t>& shape, Val* fill,
+         DataType dtype) { return full(*anchor->fusion(), shape, fill, dtype); },
+      ref);
+  m.def(
+      "iota",
+      [](int64_t length, Val* start, Val* step, DataType dtype) {
+        return iota(*start->fusion(), length, start, step, dtype);
+      },
+      ref);
+  m.def("set", &set, ref);
+  m.def("segment_set", &segmentSet, ref);
+}
+
+}  // namespace nvfuser::python

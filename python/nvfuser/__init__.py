@@ -1,0 +1,21 @@
+"""nvfuser-lite: a fusion compiler with nvFuser's Python FusionDefinition API.
+
+Usage::
+
+    from nvfuser import FusionDefinition, DataType
+
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], dtype=DataType.Float)
+        t1 = fd.ops.exp(t0)
+        fd.add_output(t1)
+    out = fd.execute([torch.randn(4, 8)])
+"""
+
+import torch  # noqa: F401  (loads libtorch before the extension)
+
+from . import _C
+from ._C import DataType
+from .fusion_definition import FusionDefinition, Scalar, Tensor, Vector
+
+__all__ = ["DataType", "FusionDefinition", "Scalar", "Tensor", "Vector"]
+__version__ = "0.1.0"

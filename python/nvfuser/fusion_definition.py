@@ -1,0 +1,295 @@
+"""FusionDefinition: nvFuser's Python API for defining and running fusions."""
+
+import torch
+
+from . import _C
+from ._C import DataType
+from .ops import Ops
+from .values import Scalar, Tensor, Vector, _Value
+
+_TORCH_TO_DTYPE = {
+    torch.float64: DataType.Double,
+    torch.float32: DataType.Float,
+    torch.float16: DataType.Half,
+    torch.bfloat16: DataType.BFloat16,
+    torch.int64: DataType.Int,
+    torch.int32: DataType.Int32,
+    torch.bool: DataType.Bool,
+    torch.complex64: DataType.ComplexFloat,
+    torch.complex128: DataType.ComplexDouble,
+}
+
+
+def torch_dtype_to_nvfuser_dtype(dtype):
+    """Maps a torch.dtype to DataType; raises TypeError when unsupported."""
+    if dtype not in _TORCH_TO_DTYPE:
+        raise TypeError("torch dtype %s is not supported by nvfuser" % dtype)
+    return _TORCH_TO_DTYPE[dtype]
+
+
+def _check_int_list(name, values, allow_none=False):
+    if not isinstance(values, (list, tuple)):
+        raise TypeError("%s must be a list of ints, got %s" %
+                        (name, type(values).__name__))
+    for i, v in enumerate(values):
+        if v is None and allow_none:
+            continue
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError("%s[%d] must be an int, got %s" %
+                            (name, i, type(v).__name__))
+    return list(values)
+
+
+def compute_layout(sizes, strides):
+    """Contiguity (None for size-1 dims) and stride order of a strided
+    tensor, in define_tensor's conventions (stride_order[i] is dim i's rank
+    by stride, 0 the innermost; [] for row-major)."""
+    rank = len(sizes)
+    # Outermost first; ties keep the logical order (row-major).
+    order = sorted(range(rank), key=lambda d: (-strides[d], d))
+    stride_order = [0] * rank
+    for pos, d in enumerate(order):
+        stride_order[d] = rank - 1 - pos
+    contiguity = [None] * rank
+    expected = 1
+    for d in reversed(order):
+        if sizes[d] == 1 or strides[d] == 0:
+            continue  # broadcast, or expanded broadcast (contiguity None)
+        contiguity[d] = strides[d] == expected
+        expected = strides[d] * sizes[d]
+    if stride_order == list(range(rank - 1, -1, -1)):
+        stride_order = []
+    return contiguity, stride_order
+
+
+class FusionDefinition:
+    """Defines a fusion inside a ``with`` block, then executes it.
+
+    Either use ``with FusionDefinition() as fd: ...`` or subclass it and
+    implement ``definition(self)``; the definition is then built on first
+    execute.
+    """
+
+    def __init__(self, id=None, max_length=None):  # noqa: A002 (nvFuser API)
+        del id, max_length  # accepted for nvFuser compatibility
+        self._fusion = _C.Fusion()
+        self._inside = False
+        self.ops = Ops(self)
+
+    # ---- definition scope -------------------------------------------------
+    def __enter__(self):
+        if self._fusion.finalized:
+            raise RuntimeError(
+                "this FusionDefinition is already finalized; create a new "
+                "one to define another fusion")
+        self._inside = True
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self._inside = False
+        if exc_type is None:
+            self._fusion.finalize()
+        return False
+
+    def _check_defining(self, what):
+        if self._fusion.finalized:
+            raise RuntimeError(
+                "%s: this FusionDefinition is already finalized; ops can "
+                "only be added inside its `with` block" % what)
+
+    def _unwrap(self, value, what):
+        """Returns the _C.Val of a value of this definition, making Python
+        numbers into constants."""
+        if isinstance(value, _Value):
+            if value._fd is not self:
+                raise ValueError(
+                    "%s: %s belongs to another FusionDefinition" %
+                    (what, value.name))
+            return value._val
+        if isinstance(value, (bool, int, float)):
+            return self.define_scalar(value)._val
+        if value is None:
+            raise TypeError("%s: an operand is None" % what)
+        if isinstance(value, torch.Tensor):
+            raise TypeError(
+                "%s: got a torch.Tensor; define it with fd.define_tensor or "
+                "fd.from_pytorch and pass the tensor to execute" % what)
+        raise TypeError("%s: unsupported operand of type %s" %
+                        (what, type(value).__name__))
+
+    def _wrap(self, val):
+        return Tensor(self, val) if val.is_tensor else Scalar(self, val)
+
+    # ---- inputs -----------------------------------------------------------
+    def define_tensor(self, shape=None, contiguity=None, dtype=DataType.Float,
+                      is_cpu=False, stride_order=None, *, sizes=None,
+                      strides=None, symbolic_sizes=None, static_sizes=False):
+        """Defines an input tensor.
+
+        shape: -1 for a symbolic size, 1 for a broadcast dim, other values
+        static. contiguity: True/False per dim, None for broadcast dims.
+        Alternatively give ``sizes`` and ``strides`` of an example tensor.
+        """
+        self._check_defining("define_tensor")
+        if symbolic_sizes is not None:
+            shape = symbolic_sizes
+        if sizes is not None:
+            sizes = _check_int_list("sizes", sizes)
+            if strides is None:
+                raise ValueError("define_tensor: sizes requires strides")
+            strides = _check_int_list("strides", strides)
+            if len(strides) != len(sizes):
+                raise ValueError(
+                    "define_tensor: sizes has %d entries but strides has %d" %
+                    (len(sizes), len(strides)))
+            contiguity, stride_order = compute_layout(sizes, strides)
+            shape = [s if (static_sizes or s == 1) else -1 for s in sizes]
+        if shape is None:
+            raise TypeError("define_tensor: shape is required")
+        shape = _check_int_list("shape", shape)
+        if contiguity is None:
+            contiguity = []
+        elif isinstance(contiguity, bool):
+            contiguity = [None if s == 1 else contiguity for s in shape]
+        else:
+            if not isinstance(contiguity, (list, tuple)):
+                raise TypeError("define_tensor: contiguity must be a list")
+            contiguity = list(contiguity)
+            for i, c in enumerate(contiguity):
+                if c is not None and not isinstance(c, bool):
+                    raise TypeError(
+                        "define_tensor: contiguity[%d] must be True, False or "
+                        "None, got %r" % (i, c))
+        if not isinstance(dtype, DataType):
+            raise TypeError("define_tensor: dtype must be a DataType, got %r"
+                            % (dtype,))
+        stride_order = _check_int_list("stride_order", stride_order or [])
+        val = self._fusion.define_tensor(shape, contiguity, dtype,
+                                         stride_order, bool(is_cpu))
+        return Tensor(self, val)
+
+    def from_pytorch(self, tensor, static_sizes=False):
+        """Defines an input tensor shaped like an example torch.Tensor."""
+        if not isinstance(tensor, torch.Tensor):
+            raise TypeError("from_pytorch: expected a torch.Tensor, got %s" %
+                            type(tensor).__name__)
+        return self.define_tensor(
+            sizes=list(tensor.size()), strides=list(tensor.stride()),
+            dtype=torch_dtype_to_nvfuser_dtype(tensor.dtype),
+            is_cpu=tensor.dim() == 0 and tensor.is_cpu,
+            static_sizes=static_sizes)
+
+    def define_scalar(self, value=None, dtype=None):
+        """A constant when value is given, else a fusion-input scalar."""
+        self._check_defining("define_scalar")
+        if dtype is None:
+            if value is None:
+                dtype = DataType.Double
+            elif isinstance(value, bool):
+                dtype = DataType.Bool
+            elif isinstance(value, int):
+                dtype = DataType.Int
+            elif isinstance(value, float):
+                dtype = DataType.Double
+            else:
+                raise TypeError("define_scalar: unsupported value of type %s"
+                                % type(value).__name__)
+        if not isinstance(dtype, DataType):
+            raise TypeError("define_scalar: dtype must be a DataType")
+        return Scalar(self, self._fusion.define_scalar(value, dtype))
+
+    # nvFuser's older names.
+    define_constant = define_scalar
+
+    def define_vector(self, values, dtype=DataType.Int):
+        """A list of sizes for shape arguments (ints or constant scalars)."""
+        self._check_defining("define_vector")
+        if isinstance(values, int) and not isinstance(values, bool):
+            raise NotImplementedError(
+                "define_vector(size): vectors of runtime scalars are not "
+                "supported; pass a list of sizes")
+        if dtype != DataType.Int:
+            raise TypeError("define_vector: only DataType.Int is supported")
+        return Vector(self, values)
+
+    def add_output(self, output, alias_input=None):
+        """Marks a tensor as a fusion output."""
+        self._check_defining("add_output")
+        if alias_input is not None:
+            raise NotImplementedError("add_output: alias_input is not "
+                                      "supported")
+        if not isinstance(output, Tensor):
+            if isinstance(output, Scalar):
+                raise TypeError(
+                    "add_output: %s is a scalar; only tensors can be fusion "
+                    "outputs" % output.name)
+            raise TypeError("add_output: expected a Tensor, got %s" %
+                            type(output).__name__)
+        self._fusion.add_output(self._unwrap(output, "add_output"))
+
+    # ---- running ----------------------------------------------------------
+    def definition(self):
+        """Override in a subclass to define the fusion."""
+        raise NotImplementedError(
+            "define the fusion in a `with FusionDefinition() as fd:` block or "
+            "override definition()")
+
+    def _ensure_defined(self):
+        if self._fusion.finalized:
+            return
+        if self._inside:
+            raise RuntimeError("execute: called inside the `with` block; "
+                               "leave it first so the definition is final")
+        if type(self).definition is FusionDefinition.definition:
+            raise RuntimeError("execute: the FusionDefinition has no "
+                               "definition; define it in a `with` block")
+        with self:
+            self.definition()
+
+    def execute(self, inputs, *, device=None, override_user_schedule=False,
+                capture_debug_output=False, profile=False,
+                _enable_options=None, _disable_options=None):
+        """Runs the fusion on a list of torch tensors and Python numbers and
+        returns the outputs as a list of torch tensors."""
+        del override_user_schedule, capture_debug_output, profile
+        self._ensure_defined()
+        if not isinstance(inputs, (list, tuple)):
+            raise TypeError("execute: inputs must be a list, got %s" %
+                            type(inputs).__name__)
+        if device is not None:
+            device = torch.device(device)
+            for i, t in enumerate(inputs):
+                if isinstance(t, torch.Tensor) and t.dim() > 0 and \
+                        t.device != device:
+                    raise ValueError(
+                        "execute: input %d is on %s but device=%s was given" %
+                        (i, t.device, device))
+        enable = self._option_list(_enable_options, "_enable_options")
+        disable = self._option_list(_disable_options, "_disable_options")
+        if self._fusion.num_outputs() == 0:
+            raise RuntimeError("execute: the fusion has no outputs; call "
+                               "fd.add_output")
+        return self._fusion.execute(list(inputs), enable, disable)
+
+    @staticmethod
+    def _option_list(options, what):
+        if options is None:
+            return []
+        if isinstance(options, str) or not isinstance(options, (list, tuple)):
+            raise TypeError("execute: %s must be a list of option names" %
+                            what)
+        return list(options)
+
+    # ---- inspection -------------------------------------------------------
+    def fusion_ir(self):
+        """The fusion's IR as text."""
+        return self._fusion.fusion_ir()
+
+    def last_concrete_ir(self):
+        """The IR bound to the sizes of the last execute (None before)."""
+        return self._fusion.last_concrete_ir()
+
+    def __repr__(self):
+        return self.fusion_ir()
+
+    __str__ = __repr__

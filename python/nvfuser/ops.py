@@ -1,0 +1,276 @@
+"""fd.ops: nvFuser's op namespace, mapped onto the compiler's builders."""
+
+from . import _C
+from ._C import DataType
+from .values import Scalar, Tensor, Vector
+
+_cops = _C.ops
+
+
+class Ops:
+    """The ``fd.ops`` namespace of one FusionDefinition."""
+
+    def __init__(self, fd):
+        self._fd = fd
+
+    # ---- helpers ----------------------------------------------------------
+    def _val(self, x, what):
+        # A closed definition is reported before anything about operands.
+        self._fd._check_defining(what)
+        return self._fd._unwrap(x, what)
+
+    def _tensor(self, x, what):
+        self._fd._check_defining(what)
+        if not isinstance(x, Tensor):
+            raise TypeError("%s: expected a Tensor, got %s" %
+                            (what, type(x).__name__))
+        return self._val(x, what)
+
+    def _call(self, what, fn, *args):
+        self._fd._check_defining(what)
+        return self._fd._wrap(fn(*args))
+
+    def _sizes(self, shape, what, name="shape"):
+        """Resolves a shape argument (list of ints / constant Scalars, or a
+        Vector) to a list of ints."""
+        if isinstance(shape, Vector):
+            shape = shape.values
+        if isinstance(shape, Tensor):
+            raise TypeError("%s: %s must be a list of sizes, got a Tensor" %
+                            (what, name))
+        if not isinstance(shape, (list, tuple)):
+            raise TypeError("%s: %s must be a list of sizes, got %s" %
+                            (what, name, type(shape).__name__))
+        out = []
+        for i, s in enumerate(shape):
+            if isinstance(s, Scalar):
+                if s._fd is not self._fd:
+                    raise ValueError("%s: %s[%d] belongs to another "
+                                     "FusionDefinition" % (what, name, i))
+                if not s._val.is_const:
+                    raise NotImplementedError(
+                        "%s: %s[%d] is a runtime scalar input; shapes must "
+                        "be constants in this version" % (what, name, i))
+                s = int(s._val.name)
+            if isinstance(s, bool) or not isinstance(s, int):
+                raise TypeError("%s: %s[%d] must be an int, got %s" %
+                                (what, name, i, type(s).__name__))
+            out.append(s)
+        return out
+
+    @staticmethod
+    def _dims(dims, what, name="dims"):
+        if dims is None:
+            return []
+        if isinstance(dims, int) and not isinstance(dims, bool):
+            return [dims]
+        if not isinstance(dims, (list, tuple)):
+            raise TypeError("%s: %s must be an int or a list of ints" %
+                            (what, name))
+        for d in dims:
+            if isinstance(d, bool) or not isinstance(d, int):
+                raise TypeError("%s: %s must hold ints, got %r" %
+                                (what, name, d))
+        return list(dims)
+
+    # ---- elementwise ------------------------------------------------------
+    def cast(self, x, dtype):
+        if not isinstance(dtype, DataType):
+            raise TypeError("cast: dtype must be a DataType, got %r" %
+                            (dtype,))
+        return self._call("cast", _cops.cast, self._val(x, "cast"), dtype)
+
+    def where(self, cond, a, b):
+        return self._call("where", _cops.where, self._val(cond, "where"),
+                          self._val(a, "where"), self._val(b, "where"))
+
+    def lerp(self, start, end, weight):
+        return self._call("lerp", _cops.lerp, self._val(start, "lerp"),
+                          self._val(end, "lerp"), self._val(weight, "lerp"))
+
+    def clamp(self, x, min, max):  # noqa: A002 (nvFuser's names)
+        return self._call("clamp", _cops.clamp, self._val(x, "clamp"),
+                          self._val(min, "clamp"), self._val(max, "clamp"))
+
+    def truediv(self, a, b):
+        """Division that computes integers in floating point."""
+        a, b = self._val(a, "truediv"), self._val(b, "truediv")
+        if a.dtype not in _FLOAT_TYPES and b.dtype not in _FLOAT_TYPES:
+            a = _cops.cast(a, DataType.Float)
+        return self._call("truediv", _cops.binary, "div", a, b)
+
+    # ---- shape ops --------------------------------------------------------
+    def broadcast(self, x, is_broadcast_dim):
+        if not isinstance(is_broadcast_dim, (list, tuple)):
+            raise TypeError("broadcast: is_broadcast_dim must be a list of "
+                            "bools")
+        return self._call("broadcast", _cops.broadcast,
+                          self._tensor(x, "broadcast"),
+                          [bool(b) for b in is_broadcast_dim])
+
+    def broadcast_in_dim(self, x, shape, broadcast_dims):
+        return self._call(
+            "broadcast_in_dim", _cops.broadcast_in_dim,
+            self._tensor(x, "broadcast_in_dim"),
+            self._sizes(shape, "broadcast_in_dim"),
+            self._dims(broadcast_dims, "broadcast_in_dim", "broadcast_dims"))
+
+    def expand(self, x, shape):
+        return self._call("expand", _cops.expand, self._tensor(x, "expand"),
+                          self._sizes(shape, "expand"))
+
+    def reshape(self, x, *args, new_shape=None, original_shape=None):
+        """reshape(t, new_shape) or nvFuser's older
+        reshape(t, original_shape, new_shape)."""
+        del original_shape
+        if new_shape is None:
+            if not args:
+                raise TypeError("reshape: new_shape is required")
+            new_shape = args[-1]
+        return self._call("reshape", _cops.reshape, self._tensor(x, "reshape"),
+                          self._sizes(new_shape, "reshape", "new_shape"))
+
+    def view(self, x, new_shape):
+        return self.reshape(x, new_shape)
+
+    def permute(self, x, dims):
+        return self._call("permute", _cops.permute,
+                          self._tensor(x, "permute"),
+                          self._dims(dims, "permute"))
+
+    def squeeze(self, x, *args, dims=None, original_shape=None):
+        """squeeze(t, dims) or nvFuser's older squeeze(t, original_shape,
+        dims)."""
+        del original_shape
+        if dims is None:
+            if not args:
+                raise TypeError("squeeze: dims is required")
+            dims = args[-1]
+        return self._call("squeeze", _cops.squeeze,
+                          self._tensor(x, "squeeze"),
+                          self._dims(dims, "squeeze"))
+
+    def slice(self, x, start_indices, end_indices, strides=None):
+        return self._call(
+            "slice", _cops.slice, self._tensor(x, "slice"),
+            self._sizes(start_indices, "slice", "start_indices"),
+            self._sizes(end_indices, "slice", "end_indices"),
+            self._sizes(strides or [], "slice", "strides"))
+
+    def pad(self, x, pad_widths, value=None):
+        v = None if value is None else self._val(value, "pad")
+        return self._call("pad", _cops.pad, self._tensor(x, "pad"),
+                          self._sizes(pad_widths, "pad", "pad_widths"), v)
+
+    def cat(self, tensors, dim=0, manual_padding=False):
+        del manual_padding
+        if not isinstance(tensors, (list, tuple)):
+            raise TypeError("cat: tensors must be a list of Tensors")
+        vals = [self._tensor(t, "cat") for t in tensors]
+        return self._call("cat", _cops.cat, vals, dim)
+
+    def set(self, x):
+        return self._call("set", _cops.set, self._tensor(x, "set"))
+
+    def segment_set(self, x):
+        return self._call("segment_set", _cops.segment_set,
+                          self._tensor(x, "segment_set"))
+
+    # ---- reductions -------------------------------------------------------
+    def _reduction(self, name, x, dims, keepdim, dtype):
+        if not isinstance(dtype, DataType):
+            raise TypeError("%s: dtype must be a DataType" % name)
+        return self._call(name, _cops.reduction, name, self._tensor(x, name),
+                          self._dims(dims, name), bool(keepdim), dtype)
+
+    def sum(self, x, dims=None, keepdim=False, dtype=DataType.Null, *,
+            dim=None):
+        return self._reduction("sum", x, dim if dims is None else dims,
+                               keepdim, dtype)
+
+    def prod(self, x, dims=None, keepdim=False, dtype=DataType.Null, *,
+             dim=None):
+        return self._reduction("prod", x, dim if dims is None else dims,
+                               keepdim, dtype)
+
+    def max(self, x, dims=None, keepdim=False, dtype=DataType.Null, *,
+            dim=None):
+        return self._reduction("max", x, dim if dims is None else dims,
+                               keepdim, dtype)
+
+    def min(self, x, dims=None, keepdim=False, dtype=DataType.Null, *,
+            dim=None):
+        return self._reduction("min", x, dim if dims is None else dims,
+                               keepdim, dtype)
+
+    def mean(self, x, dims=None, keepdim=False, dtype=DataType.Null, *,
+             dim=None):
+        return self._reduction("mean", x, dim if dims is None else dims,
+                               keepdim, dtype)
+
+    def var_mean(self, x, dims=None, correction=1, keepdim=False):
+        self._fd._check_defining("var_mean")
+        var, mean = _cops.var_mean(self._tensor(x, "var_mean"),
+                                   self._dims(dims, "var_mean"),
+                                   int(correction), bool(keepdim))
+        return self._fd._wrap(var), self._fd._wrap(mean)
+
+    def var(self, x, dims=None, correction=1, keepdim=False):
+        return self.var_mean(x, dims, correction, keepdim)[0]
+
+    # ---- matrix products --------------------------------------------------
+    def matmul(self, a, b):
+        return self._call("matmul", _cops.matmul, self._val(a, "matmul"),
+                          self._val(b, "matmul"))
+
+    def linear(self, a, w, bias=None):
+        b = None if bias is None else self._val(bias, "linear")
+        return self._call("linear", _cops.linear, self._val(a, "linear"),
+                          self._val(w, "linear"), b)
+
+    # ---- factories --------------------------------------------------------
+    def full(self, shape, fill_value, dtype):
+        if not isinstance(dtype, DataType):
+            raise TypeError("full: dtype must be a DataType")
+        fill = self._val(fill_value, "full")
+        return self._call("full", _cops.full, fill,
+                          self._sizes(shape, "full"), fill, dtype)
+
+    def iota(self, length, start=None, step=None, dtype=DataType.Int):
+        if isinstance(length, Scalar):
+            length = self._sizes([length], "iota", "length")[0]
+        if isinstance(length, bool) or not isinstance(length, int):
+            raise TypeError("iota: length must be an int")
+        zero = 0 if dtype in _INT_TYPES else 0.0
+        one = 1 if dtype in _INT_TYPES else 1.0
+        start = self._val(zero if start is None else start, "iota")
+        step = self._val(one if step is None else step, "iota")
+        return self._call("iota", _cops.iota, length, start, step, dtype)
+
+
+_FLOAT_TYPES = (DataType.Double, DataType.Float, DataType.Half,
+                DataType.BFloat16)
+_INT_TYPES = (DataType.Int, DataType.Int32)
+
+
+def _make_unary(name):
+    def op(self, x):
+        return self._call(name, _cops.unary, name, self._val(x, name))
+    op.__name__ = name
+    op.__doc__ = "Elementwise %s." % name
+    return op
+
+
+def _make_binary(name):
+    def op(self, a, b):
+        return self._call(name, _cops.binary, name, self._val(a, name),
+                          self._val(b, name))
+    op.__name__ = name
+    op.__doc__ = "Elementwise %s with broadcasting." % name
+    return op
+
+
+for _name in _cops.unary_names():
+    setattr(Ops, _name, _make_unary(_name))
+for _name in _cops.binary_names():
+    setattr(Ops, _name, _make_binary(_name))

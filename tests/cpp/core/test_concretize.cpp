@@ -1,0 +1,128 @@
+// Input validation and concretization against actual sizes.
+#include <gtest/gtest.h>
+
+#include "exceptions.h"
+#include "ir/exprs.h"
+#include "ops/arith.h"
+#include "ops/concretize.h"
+#include "ops/shape_ops.h"
+#include "options.h"
+
+namespace nvfuser {
+
+namespace {
+InputDescriptor tensorArg(DataType t, std::vector<int64_t> sizes,
+                          std::vector<int64_t> strides = {}) {
+  InputDescriptor d;
+  d.dtype = t;
+  d.sizes = sizes;
+  if (strides.empty()) {
+    int64_t s = 1;
+    strides.resize(sizes.size());
+    for (size_t i = sizes.size(); i-- > 0;) {
+      strides[i] = s;
+      s *= sizes[i];
+    }
+  }
+  d.strides = strides;
+  return d;
+}
+
+std::string errorOf(const Fusion& f, const std::vector<InputDescriptor>& in) {
+  try {
+    concretize(f, in);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// a[-1, -1] + b[1, -1] -> reshape to [-1]
+struct Example {
+  Fusion f;
+  Example() {
+    TensorView* a = defineTensor(f, {-1, -1}, DataType::Float);
+    TensorView* b = defineTensor(f, {1, -1}, DataType::Float);
+    Val* c = binaryOp(BinaryOpType::Add, a, b);
+    f.addOutput(reshape(c->asTensor(), {-1}));
+  }
+};
+}  // namespace
+
+TEST(ConcretizeTest, ConcreteShapesAfterReplay) {
+  Example ex;
+  ConcreteFusion c = concretize(ex.f, {tensorArg(DataType::Float, {3, 5}),
+                                       tensorArg(DataType::Float, {1, 5})});
+  const TensorView* out = c.outputs[0]->asTensor();
+  ASSERT_EQ(out->nDims(), 1);
+  EXPECT_EQ(out->axis(0).extent, Extent::constant(15));
+  EXPECT_EQ(c.fusion->liveExprs().size(), 2u);
+}
+
+TEST(ConcretizeTest, ErrorsNameInputAndDim) {
+  Example ex;
+  EXPECT_NE(errorOf(ex.f, {tensorArg(DataType::Float, {3, 5})})
+                .find("the fusion has 2 inputs but 1 were given"),
+            std::string::npos);
+  EXPECT_NE(errorOf(ex.f, {tensorArg(DataType::Float, {3, 5}),
+                           tensorArg(DataType::Float, {2, 5})})
+                .find("input 1 (T1) dim 0 was defined as a broadcast dim"),
+            std::string::npos);
+  EXPECT_NE(errorOf(ex.f, {tensorArg(DataType::Float, {3, 5}),
+                           tensorArg(DataType::Float, {1, 4})})
+                .find("input 1 (T1) dim 1 has size 4 but input 0 (T0) dim 1 "
+                      "has size 5"),
+            std::string::npos);
+  EXPECT_NE(errorOf(ex.f, {tensorArg(DataType::Half, {3, 5}),
+                           tensorArg(DataType::Float, {1, 5})})
+                .find("defined with dtype Float but the tensor has dtype Half"),
+            std::string::npos);
+  EXPECT_NE(errorOf(ex.f, {tensorArg(DataType::Float, {3, 5, 1}),
+                           tensorArg(DataType::Float, {1, 5})})
+                .find("defined with rank 2 but the tensor has rank 3"),
+            std::string::npos);
+}
+
+TEST(ConcretizeTest, ContiguityChecked) {
+  Example ex;
+  // A transposed [3, 5] tensor: strides (1, 3).
+  std::string msg = errorOf(ex.f, {tensorArg(DataType::Float, {3, 5}, {1, 3}),
+                                   tensorArg(DataType::Float, {1, 5})});
+  EXPECT_NE(msg.find("input 0 (T0) is not contiguous as declared"),
+            std::string::npos)
+      << msg;
+  Fusion f;
+  TensorView* a =
+      defineTensor(f, {-1, -1}, DataType::Float, {false, false}, {});
+  f.addOutput(set(a));
+  EXPECT_EQ(errorOf(f, {tensorArg(DataType::Float, {3, 5}, {1, 3})}), "");
+}
+
+TEST(ConcretizeTest, SliceOutOfRangeAtConcretization) {
+  Fusion f;
+  TensorView* a = defineTensor(f, {-1}, DataType::Float);
+  f.addOutput(slice(a, {2}, {10}, {}));
+  EXPECT_EQ(errorOf(f, {tensorArg(DataType::Float, {12})}), "");
+  EXPECT_NE(errorOf(f, {tensorArg(DataType::Float, {8})})
+                .find("slice: end 10 at dim 0 is out of range"),
+            std::string::npos);
+}
+
+TEST(OptionsTest, UnknownOptionListsValidOnes) {
+  try {
+    Options::parseList(OptionGroup::Disable, "input_forwarding,inptu_fwd");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("NVFUSER_DISABLE: unknown option 'inptu_fwd'"),
+              std::string::npos);
+    EXPECT_NE(msg.find("input_forwarding"), std::string::npos);
+  }
+  auto list = Options::parseList(OptionGroup::Dump, " segmented_fusion , ");
+  ASSERT_EQ(list.size(), 1u);
+  Options o = Options().withOverrides({}, {"input_forwarding"});
+  EXPECT_TRUE(o.disabled("input_forwarding"));
+  EXPECT_FALSE(o.disabled("extended_input_forwarding"));
+}
+
+}  // namespace nvfuser
