@@ -2,6 +2,7 @@
 // function in csrc/ops; its inputs and outputs are Vals of the same Fusion.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,8 @@ class Expr {
   // Tensor inputs only, in order.
   std::vector<TensorView*> tensorInputs() const;
   TensorView* out() const;  // the first output, as a tensor
+  // Creation index within the fusion: a topological order of all exprs.
+  int64_t position() const { return position_; }
 
   // Op name as nvFuser's Python API spells it ("add", "broadcast_in_dim"
   // parts are separate ops here: "broadcast", "expand").
@@ -58,7 +61,9 @@ class Expr {
       : type_(type), inputs_(std::move(inputs)), outputs_(std::move(outputs)) {}
 
  private:
+  friend class Fusion;
   ExprType type_;
+  int64_t position_ = -1;
   std::vector<Val*> inputs_;
   std::vector<Val*> outputs_;
 };

@@ -35,6 +35,7 @@ void Fusion::registerExpr(std::unique_ptr<Expr> e) {
     NVF_ASSERT(out->fusion() == this && out->definition_ == nullptr);
     out->definition_ = e.get();
   }
+  e->position_ = static_cast<int64_t>(exprs_.size());
   exprs_.push_back(e.get());
   ownedExprs_.push_back(std::move(e));
 }

@@ -27,8 +27,8 @@ const at::Tensor& AtenEvaluator::value(const Val* v) {
   if (it != values_.end()) {
     return it->second;
   }
-  NVF_ASSERT(!v->isTensor() && v->asScalar()->isConst(),
-             "evaluator: value ", v->ref(), " is not bound");
+  NVF_ASSERT(!v->isTensor() && v->asScalar()->isConst(), "evaluator: value ",
+             v->ref(), " is not bound");
   at::Tensor t = scalarTensor(*v->asScalar()->value(), v->dtype(), device_);
   return values_.emplace(v, t).first->second;
 }
@@ -47,9 +47,9 @@ void AtenEvaluator::evaluate(const Expr* e) {
     }
     at::Tensor out = evalExpr(*e, in, device_);
     const Val* o = e->output(0);
-    NVF_ASSERT(out.scalar_type() == toAtenType(o->dtype()), "evaluator: ",
-               e->opName(), " produced ", c10::toString(out.scalar_type()),
-               " for ", o->toString());
+    NVF_ASSERT(out.scalar_type() == toAtenType(o->dtype()),
+               "evaluator: ", e->opName(), " produced ",
+               c10::toString(out.scalar_type()), " for ", o->toString());
     if (o->isTensor()) {
       NVF_ASSERT(out.sizes().vec() == concreteShape(o->asTensor()),
                  "evaluator: ", e->opName(), " produced sizes ", out.sizes(),

@@ -28,24 +28,42 @@ at::Tensor evalUnary(const UnaryOp& e, const at::Tensor& x) {
   }
   at::Tensor v = as(x, outType);
   switch (e.op()) {
-    case UnaryOpType::Neg: return at::neg(v);
-    case UnaryOpType::Abs: return at::abs(v);
-    case UnaryOpType::Exp: return at::exp(v);
-    case UnaryOpType::Log: return at::log(v);
-    case UnaryOpType::Sqrt: return at::sqrt(v);
-    case UnaryOpType::Rsqrt: return at::rsqrt(v);
-    case UnaryOpType::Reciprocal: return at::reciprocal(v);
-    case UnaryOpType::Sin: return at::sin(v);
-    case UnaryOpType::Cos: return at::cos(v);
-    case UnaryOpType::Tanh: return at::tanh(v);
-    case UnaryOpType::Sigmoid: return at::sigmoid(v);
-    case UnaryOpType::Relu: return at::relu(v);
-    case UnaryOpType::Silu: return at::silu(v);
-    case UnaryOpType::Gelu: return at::gelu(v);
-    case UnaryOpType::Erf: return at::erf(v);
-    case UnaryOpType::Floor: return at::floor(v);
-    case UnaryOpType::Ceil: return at::ceil(v);
-    case UnaryOpType::Round: return at::round(v);
+    case UnaryOpType::Neg:
+      return at::neg(v);
+    case UnaryOpType::Abs:
+      return at::abs(v);
+    case UnaryOpType::Exp:
+      return at::exp(v);
+    case UnaryOpType::Log:
+      return at::log(v);
+    case UnaryOpType::Sqrt:
+      return at::sqrt(v);
+    case UnaryOpType::Rsqrt:
+      return at::rsqrt(v);
+    case UnaryOpType::Reciprocal:
+      return at::reciprocal(v);
+    case UnaryOpType::Sin:
+      return at::sin(v);
+    case UnaryOpType::Cos:
+      return at::cos(v);
+    case UnaryOpType::Tanh:
+      return at::tanh(v);
+    case UnaryOpType::Sigmoid:
+      return at::sigmoid(v);
+    case UnaryOpType::Relu:
+      return at::relu(v);
+    case UnaryOpType::Silu:
+      return at::silu(v);
+    case UnaryOpType::Gelu:
+      return at::gelu(v);
+    case UnaryOpType::Erf:
+      return at::erf(v);
+    case UnaryOpType::Floor:
+      return at::floor(v);
+    case UnaryOpType::Ceil:
+      return at::ceil(v);
+    case UnaryOpType::Round:
+      return at::round(v);
     default:
       NVF_THROW(Internal, "unhandled unary op ", e.opName());
   }
@@ -58,28 +76,66 @@ at::Tensor evalBinary(const BinaryOp& e, const at::Tensor& x,
   bool integral = !isFloatingType(e.computeType());
   at::Tensor r;
   switch (e.op()) {
-    case BinaryOpType::Add: r = at::add(a, b); break;
-    case BinaryOpType::Sub: r = at::sub(a, b); break;
-    case BinaryOpType::Mul: r = at::mul(a, b); break;
+    case BinaryOpType::Add:
+      r = at::add(a, b);
+      break;
+    case BinaryOpType::Sub:
+      r = at::sub(a, b);
+      break;
+    case BinaryOpType::Mul:
+      r = at::mul(a, b);
+      break;
     case BinaryOpType::Div:
       r = integral ? at::div(a, b, "trunc") : at::div(a, b);
       break;
-    case BinaryOpType::Pow: r = at::pow(a, b); break;
-    case BinaryOpType::Fmod: r = at::fmod(a, b); break;
-    case BinaryOpType::Remainder: r = at::remainder(a, b); break;
-    case BinaryOpType::Maximum: r = at::maximum(a, b); break;
-    case BinaryOpType::Minimum: r = at::minimum(a, b); break;
-    case BinaryOpType::Eq: r = at::eq(a, b); break;
-    case BinaryOpType::Ne: r = at::ne(a, b); break;
-    case BinaryOpType::Lt: r = at::lt(a, b); break;
-    case BinaryOpType::Le: r = at::le(a, b); break;
-    case BinaryOpType::Gt: r = at::gt(a, b); break;
-    case BinaryOpType::Ge: r = at::ge(a, b); break;
-    case BinaryOpType::LogicalAnd: r = at::logical_and(a, b); break;
-    case BinaryOpType::LogicalOr: r = at::logical_or(a, b); break;
-    case BinaryOpType::BitwiseAnd: r = at::bitwise_and(a, b); break;
-    case BinaryOpType::BitwiseOr: r = at::bitwise_or(a, b); break;
-    case BinaryOpType::BitwiseXor: r = at::bitwise_xor(a, b); break;
+    case BinaryOpType::Pow:
+      r = at::pow(a, b);
+      break;
+    case BinaryOpType::Fmod:
+      r = at::fmod(a, b);
+      break;
+    case BinaryOpType::Remainder:
+      r = at::remainder(a, b);
+      break;
+    case BinaryOpType::Maximum:
+      r = at::maximum(a, b);
+      break;
+    case BinaryOpType::Minimum:
+      r = at::minimum(a, b);
+      break;
+    case BinaryOpType::Eq:
+      r = at::eq(a, b);
+      break;
+    case BinaryOpType::Ne:
+      r = at::ne(a, b);
+      break;
+    case BinaryOpType::Lt:
+      r = at::lt(a, b);
+      break;
+    case BinaryOpType::Le:
+      r = at::le(a, b);
+      break;
+    case BinaryOpType::Gt:
+      r = at::gt(a, b);
+      break;
+    case BinaryOpType::Ge:
+      r = at::ge(a, b);
+      break;
+    case BinaryOpType::LogicalAnd:
+      r = at::logical_and(a, b);
+      break;
+    case BinaryOpType::LogicalOr:
+      r = at::logical_or(a, b);
+      break;
+    case BinaryOpType::BitwiseAnd:
+      r = at::bitwise_and(a, b);
+      break;
+    case BinaryOpType::BitwiseOr:
+      r = at::bitwise_or(a, b);
+      break;
+    case BinaryOpType::BitwiseXor:
+      r = at::bitwise_xor(a, b);
+      break;
   }
   return as(r, e.output(0)->dtype());
 }
@@ -92,8 +148,7 @@ at::Tensor evalTernary(const TernaryOp& e, const std::vector<at::Tensor>& in) {
     case TernaryOpType::Lerp:
       return at::lerp(as(in[0], t), as(in[1], t), as(in[2], t));
     case TernaryOpType::Clamp:
-      return at::minimum(at::maximum(as(in[0], t), as(in[1], t)),
-                         as(in[2], t));
+      return at::minimum(at::maximum(as(in[0], t), as(in[1], t)), as(in[2], t));
   }
   NVF_THROW(Internal, "unhandled ternary op");
 }
@@ -231,10 +286,9 @@ at::Tensor evalExpr(const Expr& e, const std::vector<at::Tensor>& in,
     case ExprType::Iota: {
       const auto* io = exprAs<IotaOp>(&e);
       bool integral = isIntegralType(outVal->dtype());
-      at::Tensor r = at::arange(io->length(),
-                                optionsFor(integral ? DataType::Int
-                                                    : DataType::Double,
-                                           device));
+      at::Tensor r = at::arange(
+          io->length(),
+          optionsFor(integral ? DataType::Int : DataType::Double, device));
       at::Tensor start = as(in[0], integral ? DataType::Int : DataType::Double);
       at::Tensor step = as(in[1], integral ? DataType::Int : DataType::Double);
       return as(r * step + start, outVal->dtype());

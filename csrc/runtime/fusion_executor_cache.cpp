@@ -1,11 +1,33 @@
 #include "runtime/fusion_executor_cache.h"
 
+#include <fstream>
 #include <iostream>
 
 #include "exceptions.h"
 #include "runtime/aten_evaluator.h"
+#include "segmenter/segment_candidate_finder.h"
 
 namespace nvfuser {
+
+namespace {
+void dumpSegmentation(const SegmentedFusion& sf, const Options& options) {
+  if (options.dump("segmenter_logging")) {
+    for (const std::string& line : sf.log()) {
+      std::cout << "[segmenter] " << line << "\n";
+    }
+  }
+  if (options.dump("segmented_fusion")) {
+    std::cout << sf.toString();
+  }
+  if (options.dump("draw_segmented_fusion")) {
+    static int counter = 0;
+    std::string path = "segmented_fusion_" + std::to_string(counter++) + ".dot";
+    std::ofstream(path) << sf.toDot();
+    std::cout << "[segmenter] wrote " << path << "\n";
+  }
+  std::cout << std::flush;
+}
+}  // namespace
 
 FusionExecutorCache::Entry& FusionExecutorCache::lookup(
     const std::vector<RuntimeArg>& args, const Options& options) {
@@ -20,6 +42,9 @@ FusionExecutorCache::Entry& FusionExecutorCache::lookup(
     std::cout << "Concrete fusion for this input signature:\n"
               << entry->concrete.fusion->toString() << std::flush;
   }
+  entry->runtime = std::make_unique<SegmentedRuntime>(
+      segmentFusion(*entry->concrete.fusion, options));
+  dumpSegmentation(entry->runtime->segmented(), options);
   return *entries_.emplace(key, std::move(entry)).first->second;
 }
 
@@ -33,7 +58,14 @@ std::vector<at::Tensor> FusionExecutorCache::run(
     std::cout << fusion_->toString() << std::flush;
   }
   Entry& entry = lookup(args, options);
-  last_ = entry.concrete.fusion.get();
+  last_ = &entry;
+  return entry.runtime->run(args, device);
+}
+
+std::vector<at::Tensor> FusionExecutorCache::runUnsegmented(
+    const std::vector<RuntimeArg>& args, const Options& options) {
+  at::Device device = commonDevice(*fusion_, args);
+  Entry& entry = lookup(args, options);
   return AtenEvaluator::run(*entry.concrete.fusion, args, device);
 }
 

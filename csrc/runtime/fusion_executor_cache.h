@@ -13,6 +13,7 @@
 #include "ops/concretize.h"
 #include "options.h"
 #include "runtime/runtime_args.h"
+#include "runtime/segmented_runtime.h"
 
 namespace nvfuser {
 
@@ -24,21 +25,31 @@ class FusionExecutorCache {
 
   std::vector<at::Tensor> run(const std::vector<RuntimeArg>& args,
                               const Options& options);
+  // The whole fusion through the ATen evaluator, unsegmented: the oracle.
+  std::vector<at::Tensor> runUnsegmented(const std::vector<RuntimeArg>& args,
+                                         const Options& options);
 
   const Fusion& fusion() const { return *fusion_; }
   // The concrete fusion used by the last run (nullptr before any run).
-  const Fusion* lastConcreteFusion() const { return last_; }
+  const Fusion* lastConcreteFusion() const {
+    return last_ ? last_->concrete.fusion.get() : nullptr;
+  }
+  // Its segmentation (nullptr before any run).
+  const SegmentedFusion* lastSegmentedFusion() const {
+    return last_ ? &last_->runtime->segmented() : nullptr;
+  }
   size_t numCachedSignatures() const { return entries_.size(); }
 
  private:
   struct Entry {
     ConcreteFusion concrete;
+    std::unique_ptr<SegmentedRuntime> runtime;
   };
   Entry& lookup(const std::vector<RuntimeArg>& args, const Options& options);
 
   std::unique_ptr<Fusion> fusion_;
   std::map<std::string, std::unique_ptr<Entry>> entries_;
-  const Fusion* last_ = nullptr;
+  const Entry* last_ = nullptr;
 };
 
 }  // namespace nvfuser

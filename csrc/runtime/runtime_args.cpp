@@ -58,17 +58,6 @@ at::ScalarType toAtenType(DataType t) {
   NVF_THROW(Type, "DataType.Null has no tensor type");
 }
 
-std::vector<int64_t> concreteShape(const TensorView* tv) {
-  std::vector<int64_t> shape;
-  for (const IterDomain& id : tv->noReductions()) {
-    Extent e = tv->fusion()->canonical(id.logicalExtent());
-    NVF_ASSERT(e.isConst(), "symbolic extent in a concrete fusion: ",
-               tv->toString());
-    shape.push_back(e.value);
-  }
-  return shape;
-}
-
 namespace {
 std::string argName(const Fusion& f, size_t i) {
   return "input " + std::to_string(i) + " (" + f.inputs()[i]->ref() + ")";
@@ -93,9 +82,9 @@ at::Device commonDevice(const Fusion& f, const std::vector<RuntimeArg>& args) {
       first = i;
       continue;
     }
-    NVF_CHECK(t.device() == *device, argName(f, i), " is on ",
-              t.device().str(), " but ", argName(f, first), " is on ",
-              device->str(), "; all tensor inputs must be on one device");
+    NVF_CHECK(t.device() == *device, argName(f, i), " is on ", t.device().str(),
+              " but ", argName(f, first), " is on ", device->str(),
+              "; all tensor inputs must be on one device");
   }
   return device.value_or(at::Device(at::kCPU));
 }

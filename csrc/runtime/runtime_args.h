@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/tensor_shape.h"
 #include "ir/fusion.h"
 #include "ops/concretize.h"
 
@@ -28,9 +29,6 @@ struct RuntimeArg {
 
 DataType fromAtenType(at::ScalarType t);
 at::ScalarType toAtenType(DataType t);
-
-// Logical sizes of a tensor of a concrete fusion (expanded extents count).
-std::vector<int64_t> concreteShape(const TensorView* tv);
 
 // Describes the args for concretization; checks undefined tensors, devices
 // and that scalars were given for scalar inputs.

@@ -12,6 +12,7 @@
 #include "ops/arith.h"
 #include "ops/op_utils.h"
 #include "runtime/fusion_executor_cache.h"
+#include "segmenter/segmented_fusion.h"
 
 namespace py = pybind11;
 
@@ -30,9 +31,7 @@ class PyFusion {
                    "be added inside its `with` block");
     return *fusion_;
   }
-  const Fusion& fusion() const {
-    return fusion_ ? *fusion_ : cache_->fusion();
-  }
+  const Fusion& fusion() const { return fusion_ ? *fusion_ : cache_->fusion(); }
   void finalize() {
     if (fusion_) {
       cache_ = std::make_unique<FusionExecutorCache>(std::move(fusion_));
@@ -79,15 +78,74 @@ std::vector<RuntimeArg> toRuntimeArgs(const Fusion& f, const py::list& in) {
                     : "a scalar");
     } else if (py::isinstance<py::bool_>(h) || py::isinstance<py::int_>(h) ||
                py::isinstance<py::float_>(h)) {
-      args.push_back(RuntimeArg::fromScalar(
-          toScalarValue(h, "execute"), typeName));
+      args.push_back(
+          RuntimeArg::fromScalar(toScalarValue(h, "execute"), typeName));
     } else {
-      NVF_THROW(Type, "execute: input ", i, " has unsupported type ",
-                typeName, "; expected a torch.Tensor or a Python number");
+      NVF_THROW(Type, "execute: input ", i, " has unsupported type ", typeName,
+                "; expected a torch.Tensor or a Python number");
     }
     ++i;
   }
   return args;
+}
+
+py::list valRefs(const std::vector<const TensorView*>& tvs) {
+  py::list out;
+  for (const TensorView* tv : tvs) {
+    out.append(tv->ref());
+  }
+  return out;
+}
+
+py::list exprNames(const std::vector<const Expr*>& exprs) {
+  py::list out;
+  for (const Expr* e : exprs) {
+    out.append(e->opName());
+  }
+  return out;
+}
+
+py::list exprTexts(const std::vector<const Expr*>& exprs) {
+  py::list out;
+  for (const Expr* e : exprs) {
+    out.append(e->toString());
+  }
+  return out;
+}
+
+// One dict per segment of the last execute, in run order.
+py::dict describeSegmentation(const SegmentedFusion& sf) {
+  py::list groups;
+  for (const SegmentedGroup& g : sf.groups()) {
+    py::dict d;
+    d["id"] = g.id;
+    d["scheduler"] = toString(g.scheduler);
+    d["ops"] = exprNames(g.body);
+    d["exprs"] = exprTexts(g.body);
+    d["prologue"] = exprNames(g.prologue);
+    d["prologue_exprs"] = exprTexts(g.prologue);
+    d["inputs"] = valRefs(g.inputs);
+    d["outputs"] = valRefs(g.outputs);
+    groups.append(d);
+  }
+  py::list chains;
+  for (const ForwardedChain& c : sf.chains()) {
+    py::dict d;
+    d["seed"] = c.seed->ref();
+    d["forwarded"] = c.forwarded->ref();
+    d["ops"] = exprNames(c.exprs);
+    d["backed_off"] = exprNames(c.backedOffConsumers);
+    chains.append(d);
+  }
+  py::dict out;
+  out["groups"] = groups;
+  out["forwarded_chains"] = chains;
+  out["boundary_bytes"] = sf.boundaryBytes();
+  out["policy"] = toString(sf.policy());
+  out["log"] = sf.log();
+  out["text"] = sf.toString();
+  out["dot"] = sf.toDot();
+  return out;
 }
 
 }  // namespace
@@ -101,10 +159,9 @@ void bindFusion(py::module_& m) {
                              [](const Val& v) -> int64_t {
                                return v.isTensor() ? v.asTensor()->nDims() : 0;
                              })
-      .def_property_readonly("is_const",
-                             [](const Val& v) {
-                               return !v.isTensor() && v.asScalar()->isConst();
-                             })
+      .def_property_readonly(
+          "is_const",
+          [](const Val& v) { return !v.isTensor() && v.asScalar()->isConst(); })
       .def("fusion_id",
            [](const Val& v) { return reinterpret_cast<uintptr_t>(v.fusion()); })
       // Static sizes where known, None where symbolic (broadcast dims: 1).
@@ -165,8 +222,7 @@ void bindFusion(py::module_& m) {
       .def_property_readonly("finalized", &PyFusion::finalized)
       .def("num_outputs",
            [](PyFusion& self) { return self.fusion().outputs().size(); })
-      .def("fusion_ir",
-           [](PyFusion& self) { return self.fusion().toString(); })
+      .def("fusion_ir", [](PyFusion& self) { return self.fusion().toString(); })
       .def("last_concrete_ir",
            [](PyFusion& self) -> std::optional<std::string> {
              const Fusion* f = self.cache().lastConcreteFusion();
@@ -174,6 +230,26 @@ void bindFusion(py::module_& m) {
                return std::nullopt;
              }
              return f->toString();
+           })
+      .def("last_segmentation",
+           [](PyFusion& self) -> py::object {
+             const SegmentedFusion* sf = self.cache().lastSegmentedFusion();
+             if (sf == nullptr) {
+               return py::none();
+             }
+             return describeSegmentation(*sf);
+           })
+      .def("execute_unsegmented",
+           [](PyFusion& self, const py::list& inputs,
+              const std::vector<std::string>& enable,
+              const std::vector<std::string>& disable) {
+             FusionExecutorCache& cache = self.cache();
+             Options options =
+                 Options::fromEnvironment().withOverrides(enable, disable);
+             std::vector<RuntimeArg> args =
+                 toRuntimeArgs(cache.fusion(), inputs);
+             py::gil_scoped_release release;
+             return cache.runUnsegmented(args, options);
            })
       .def("num_cached_signatures",
            [](PyFusion& self) { return self.cache().numCachedSignatures(); })

@@ -165,8 +165,7 @@ void bindOps(py::module_& m) {
   m.def(
       "slice",
       [](Val* x, const std::vector<int64_t>& starts,
-         const std::vector<int64_t>& stops,
-         const std::vector<int64_t>& steps) {
+         const std::vector<int64_t>& stops, const std::vector<int64_t>& steps) {
         return slice(tensorArg(x, "slice"), starts, stops, steps);
       },
       ref);
@@ -198,8 +197,8 @@ void bindOps(py::module_& m) {
       "var_mean",
       [](Val* x, const std::vector<int64_t>& dims, int64_t correction,
          bool keepdim) {
-        auto [v, mu] = varMean(tensorArg(x, "var_mean"), dims, correction,
-                               keepdim);
+        auto [v, mu] =
+            varMean(tensorArg(x, "var_mean"), dims, correction, keepdim);
         return std::make_pair(static_cast<Val*>(v), static_cast<Val*>(mu));
       },
       ref);
@@ -220,7 +219,9 @@ void bindOps(py::module_& m) {
   m.def(
       "full",
       [](Val* anchor, const std::vector<int64_t>& shape, Val* fill,
-         DataType dtype) { return full(*anchor->fusion(), shape, fill, dtype); },
+         DataType dtype) {
+        return full(*anchor->fusion(), shape, fill, dtype);
+      },
       ref);
   m.def(
       "iota",

@@ -246,12 +246,7 @@ class FusionDefinition:
         with self:
             self.definition()
 
-    def execute(self, inputs, *, device=None, override_user_schedule=False,
-                capture_debug_output=False, profile=False,
-                _enable_options=None, _disable_options=None):
-        """Runs the fusion on a list of torch tensors and Python numbers and
-        returns the outputs as a list of torch tensors."""
-        del override_user_schedule, capture_debug_output, profile
+    def _prepare_execute(self, inputs, device, enable, disable):
         self._ensure_defined()
         if not isinstance(inputs, (list, tuple)):
             raise TypeError("execute: inputs must be a list, got %s" %
@@ -264,12 +259,30 @@ class FusionDefinition:
                     raise ValueError(
                         "execute: input %d is on %s but device=%s was given" %
                         (i, t.device, device))
-        enable = self._option_list(_enable_options, "_enable_options")
-        disable = self._option_list(_disable_options, "_disable_options")
+        enable = self._option_list(enable, "_enable_options")
+        disable = self._option_list(disable, "_disable_options")
         if self._fusion.num_outputs() == 0:
             raise RuntimeError("execute: the fusion has no outputs; call "
                                "fd.add_output")
-        return self._fusion.execute(list(inputs), enable, disable)
+        return list(inputs), enable, disable
+
+    def execute(self, inputs, *, device=None, override_user_schedule=False,
+                capture_debug_output=False, profile=False,
+                _enable_options=None, _disable_options=None):
+        """Runs the fusion on a list of torch tensors and Python numbers and
+        returns the outputs as a list of torch tensors."""
+        del override_user_schedule, capture_debug_output, profile
+        args = self._prepare_execute(inputs, device, _enable_options,
+                                     _disable_options)
+        return self._fusion.execute(*args)
+
+    def execute_unsegmented(self, inputs, *, _enable_options=None,
+                            _disable_options=None):
+        """Runs the whole fusion op by op through ATen, without segmentation:
+        the oracle segmented execution is tested against."""
+        args = self._prepare_execute(inputs, None, _enable_options,
+                                     _disable_options)
+        return self._fusion.execute_unsegmented(*args)
 
     @staticmethod
     def _option_list(options, what):
@@ -288,6 +301,18 @@ class FusionDefinition:
     def last_concrete_ir(self):
         """The IR bound to the sizes of the last execute (None before)."""
         return self._fusion.last_concrete_ir()
+
+    def last_segmentation(self):
+        """The segments of the last execute, in run order (None before).
+
+        A dict with ``groups`` (each: ``scheduler``, ``ops``, ``exprs``,
+        ``prologue`` (forwarded ops replicated into it), ``inputs``,
+        ``outputs``), ``forwarded_chains``, ``boundary_bytes`` (bytes of
+        intermediates written and read across segments), ``policy``,
+        ``log`` (with NVFUSER_DUMP=segmenter_logging), ``text`` (the
+        segmented_fusion dump) and ``dot`` (the draw_segmented_fusion
+        graph)."""
+        return self._fusion.last_segmentation()
 
     def __repr__(self):
         return self.fusion_ir()

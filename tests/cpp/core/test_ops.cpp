@@ -34,12 +34,11 @@ std::vector<int64_t> staticShape(const TensorView* tv) {
   return out;
 }
 
-#define EXPECT_ERROR_CONTAINS(stmt, text)                        \
-  do {                                                           \
-    std::string msg_ = errorOf([&] { stmt; });                   \
-    EXPECT_NE(msg_.find(text), std::string::npos)                \
-        << "expected error containing '" << text << "', got '" \
-        << msg_ << "'";                                          \
+#define EXPECT_ERROR_CONTAINS(stmt, text)                                      \
+  do {                                                                         \
+    std::string msg_ = errorOf([&] { stmt; });                                 \
+    EXPECT_NE(msg_.find(text), std::string::npos)                              \
+        << "expected error containing '" << text << "', got '" << msg_ << "'"; \
   } while (false)
 }  // namespace
 

@@ -1,0 +1,166 @@
+// Segmentation time on synthetic fusions of growing size (no ATen, no
+// codegen): long chains, wide fans and stacked RoPE blocks. Prints a table
+// with the fitted growth exponent per shape and writes JSON.
+//
+//   segmenter_benchmark [--max-exprs N] [--json PATH]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "ops/arith.h"
+#include "ops/shape_ops.h"
+#include "options.h"
+#include "segmenter/segment_candidate_finder.h"
+
+using namespace nvfuser;
+
+namespace {
+
+void longChain(Fusion& f, int64_t n) {
+  TensorView* a = defineTensor(f, {64, 128}, DataType::Float);
+  TensorView* b = defineTensor(f, {64, 128}, DataType::Float);
+  Val* v = binaryOp(BinaryOpType::Add, a, b);
+  for (int64_t i = 1; i < n; ++i) {
+    v = i % 3 == 0
+            ? unaryOp(UnaryOpType::Tanh, v)
+            : binaryOp(i % 3 == 1 ? BinaryOpType::Mul : BinaryOpType::Sub, v,
+                       a);
+  }
+  f.addOutput(v);
+}
+
+// One input fanned out to n/2 unary branches, summed back up in a chain.
+void wideFan(Fusion& f, int64_t n) {
+  TensorView* a = defineTensor(f, {64, 128}, DataType::Float);
+  std::vector<Val*> branches;
+  for (int64_t i = 0; i < n / 2; ++i) {
+    branches.push_back(unaryOp(i % 2 ? UnaryOpType::Exp : UnaryOpType::Sin, a));
+  }
+  Val* acc = branches[0];
+  for (size_t i = 1; i < branches.size(); ++i) {
+    acc = binaryOp(BinaryOpType::Add, acc, branches[i]);
+  }
+  f.addOutput(acc);
+}
+
+// HF-style rotary blocks (about 26 exprs each) applied one after another.
+void stackedRope(Fusion& f, int64_t n) {
+  const int64_t B = 1, H = 8, Hk = 2, T = 64, D = 32;
+  TensorView* q = defineTensor(f, {B, H, T, D}, DataType::BFloat16);
+  TensorView* k = defineTensor(f, {B, Hk, T, D}, DataType::BFloat16);
+  TensorView* cos = defineTensor(f, {B, T, D}, DataType::BFloat16);
+  TensorView* sin = defineTensor(f, {B, T, D}, DataType::BFloat16);
+  TensorView* cu = broadcastInDim(cos, {B, 1, T, D}, {0, 2, 3});
+  TensorView* su = broadcastInDim(sin, {B, 1, T, D}, {0, 2, 3});
+  auto rope = [&](TensorView* x, int64_t heads) {
+    std::vector<int64_t> shape = {B, heads, T, D};
+    TensorView* x1 = slice(x, {0, 0, 0, 0}, {B, heads, T, D / 2}, {});
+    TensorView* x2 = slice(x, {0, 0, 0, D / 2}, shape, {});
+    TensorView* rot = cat(
+        {castOp(unaryOp(UnaryOpType::Neg, x2), DataType::BFloat16)->asTensor(),
+         x1},
+        3);
+    Val* out = binaryOp(BinaryOpType::Add, binaryOp(BinaryOpType::Mul, x, cu),
+                        binaryOp(BinaryOpType::Mul, rot, su));
+    return castOp(out, DataType::BFloat16)->asTensor();
+  };
+  int64_t blocks = std::max<int64_t>(1, n / 26);
+  for (int64_t i = 0; i < blocks; ++i) {
+    q = rope(q, H);
+    k = rope(k, Hk);
+  }
+  f.addOutput(q);
+  f.addOutput(k);
+}
+
+struct Row {
+  std::string shape;
+  int64_t exprs;
+  int64_t groups;
+  double ms;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t maxExprs = 100000;
+  std::string jsonPath = "segmenter_benchmark.json";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--max-exprs")) {
+      maxExprs = std::atoll(argv[i + 1]);
+    } else if (!std::strcmp(argv[i], "--json")) {
+      jsonPath = argv[i + 1];
+    }
+  }
+  const std::vector<
+      std::pair<std::string, std::function<void(Fusion&, int64_t)>>>
+      shapes = {{"long_chain", longChain},
+                {"wide_fan", wideFan},
+                {"stacked_rope", stackedRope}};
+  Options options;
+  std::vector<Row> rows;
+  for (const auto& [name, build] : shapes) {
+    for (int64_t n = 100; n <= maxExprs; n *= 10) {
+      Fusion f;
+      build(f, n);
+      double best = 1e30;
+      int64_t groups = 0;
+      int reps = n >= 100000 ? 1 : (n >= 10000 ? 3 : 10);
+      for (int r = 0; r < reps; ++r) {
+        auto t0 = std::chrono::steady_clock::now();
+        auto sf = segmentFusion(f, options);
+        auto t1 = std::chrono::steady_clock::now();
+        best = std::min(
+            best, std::chrono::duration<double, std::milli>(t1 - t0).count());
+        groups = static_cast<int64_t>(sf->groups().size());
+      }
+      rows.push_back(
+          {name, static_cast<int64_t>(f.exprs().size()), groups, best});
+      std::cerr << "  " << name << " " << f.exprs().size() << " exprs: " << best
+                << " ms\n";
+    }
+  }
+  std::cout << "\n| shape | exprs | groups | segment ms |\n|---|---|---|---|\n";
+  for (const Row& r : rows) {
+    std::cout << "| " << r.shape << " | " << r.exprs << " | " << r.groups
+              << " | " << r.ms << " |\n";
+  }
+  std::ofstream json(jsonPath);
+  json << "{\n  \"rows\": [\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    json << "    {\"shape\": \"" << rows[i].shape
+         << "\", \"exprs\": " << rows[i].exprs
+         << ", \"groups\": " << rows[i].groups << ", \"ms\": " << rows[i].ms
+         << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
+  }
+  json << "  ],\n  \"growth_exponent\": {";
+  std::cout << "\ngrowth exponent (least-squares slope of log time vs log "
+               "exprs):\n";
+  bool first = true;
+  for (const auto& shape : shapes) {
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    int cnt = 0;
+    for (const Row& r : rows) {
+      if (r.shape != shape.first || r.ms <= 0) {
+        continue;
+      }
+      double x = std::log(static_cast<double>(r.exprs));
+      double y = std::log(r.ms);
+      sx += x, sy += y, sxx += x * x, sxy += x * y, ++cnt;
+    }
+    double slope = cnt > 1 ? (cnt * sxy - sx * sy) / (cnt * sxx - sx * sx) : 0;
+    std::cout << "  " << shape.first << ": " << slope << "\n";
+    json << (first ? "" : ", ") << "\"" << shape.first << "\": " << slope;
+    first = false;
+  }
+  json << "}\n}\n";
+  std::cout << "wrote " << jsonPath << "\n";
+  return 0;
+}

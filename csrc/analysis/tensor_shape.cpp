@@ -1,0 +1,41 @@
+#include "analysis/tensor_shape.h"
+
+#include "exceptions.h"
+#include "ir/fusion.h"
+
+namespace nvfuser {
+
+std::vector<int64_t> concreteShape(const TensorView* tv) {
+  std::vector<int64_t> shape;
+  for (const IterDomain& id : tv->noReductions()) {
+    Extent e = tv->fusion()->canonical(id.logicalExtent());
+    NVF_ASSERT(e.isConst(),
+               "symbolic extent in a concrete fusion: ", tv->toString());
+    shape.push_back(e.value);
+  }
+  return shape;
+}
+
+int64_t numel(const TensorView* tv) {
+  int64_t n = 1;
+  for (int64_t s : concreteShape(tv)) {
+    n *= s;
+  }
+  return n;
+}
+
+int64_t denseBytes(const TensorView* tv) {
+  return numel(tv) * dataTypeSize(tv->dtype());
+}
+
+std::vector<int64_t> shapeWithoutOnes(const TensorView* tv) {
+  std::vector<int64_t> out;
+  for (int64_t s : concreteShape(tv)) {
+    if (s != 1) {
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
+}  // namespace nvfuser

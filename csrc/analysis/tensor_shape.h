@@ -1,0 +1,19 @@
+// Sizes of tensors of a concrete fusion (every extent constant).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/val.h"
+
+namespace nvfuser {
+
+// Logical sizes without reduction dims; expanded dims count expanded.
+std::vector<int64_t> concreteShape(const TensorView* tv);
+int64_t numel(const TensorView* tv);
+// Bytes the tensor takes when materialized densely.
+int64_t denseBytes(const TensorView* tv);
+// The sizes with every size-1 dim removed.
+std::vector<int64_t> shapeWithoutOnes(const TensorView* tv);
+
+}  // namespace nvfuser

@@ -1,0 +1,63 @@
+#include "runtime/segmented_runtime.h"
+
+#include <unordered_map>
+
+#include "exceptions.h"
+#include "runtime/aten_evaluator.h"
+
+namespace nvfuser {
+
+SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented)
+    : segmented_(std::move(segmented)) {
+  const Fusion& complete = segmented_->completeFusion();
+  std::unordered_map<const Val*, size_t> lastUse;
+  for (size_t i = 0; i < segmented_->groups().size(); ++i) {
+    segments_.push_back(extractSegment(segmented_->groups()[i]));
+    for (const Val* v : segments_.back().inputs) {
+      lastUse[v] = i;
+    }
+  }
+  releaseAfter_.resize(segments_.size());
+  for (const auto& [v, i] : lastUse) {
+    if (!complete.isInput(v) && !complete.isOutput(v)) {
+      releaseAfter_[i].push_back(v);
+    }
+  }
+}
+
+std::vector<at::Tensor> SegmentedRuntime::run(
+    const std::vector<RuntimeArg>& args, at::Device device) const {
+  const Fusion& complete = segmented_->completeFusion();
+  std::unordered_map<const Val*, RuntimeArg> values;
+  for (size_t i = 0; i < args.size(); ++i) {
+    values.emplace(complete.inputs()[i], args[i]);
+  }
+  for (size_t g = 0; g < segments_.size(); ++g) {
+    const ExtractedSegment& seg = segments_[g];
+    std::vector<RuntimeArg> segArgs;
+    for (const Val* v : seg.inputs) {
+      auto it = values.find(v);
+      NVF_ASSERT(it != values.end(), "segment g", g, " input ", v->ref(),
+                 " was not computed");
+      segArgs.push_back(it->second);
+    }
+    std::vector<at::Tensor> outs =
+        AtenEvaluator::run(*seg.fusion, segArgs, device);
+    for (size_t k = 0; k < outs.size(); ++k) {
+      values[seg.outputs[k]] = RuntimeArg::fromTensor(std::move(outs[k]));
+    }
+    for (const Val* v : releaseAfter_[g]) {
+      values.erase(v);
+    }
+  }
+  std::vector<at::Tensor> result;
+  for (const Val* o : complete.outputs()) {
+    auto it = values.find(o);
+    NVF_ASSERT(it != values.end() && it->second.tensor, "fusion output ",
+               o->ref(), " was not computed");
+    result.push_back(*it->second.tensor);
+  }
+  return result;
+}
+
+}  // namespace nvfuser

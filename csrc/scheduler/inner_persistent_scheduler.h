@@ -1,0 +1,16 @@
+#pragma once
+
+#include "scheduler/scheduler.h"
+
+namespace nvfuser {
+
+// A normalization: reductions over the innermost dims whose results are
+// broadcast back and combined with the same rows (softmax, layer/RMS norm),
+// the row kept on chip.
+class InnerPersistentScheduler : public Scheduler {
+ public:
+  SchedulerType type() const override { return SchedulerType::InnerPersistent; }
+  Decision canSchedule(const SegmentView& view) const override;
+};
+
+}  // namespace nvfuser

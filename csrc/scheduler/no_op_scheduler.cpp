@@ -1,0 +1,72 @@
+#include "scheduler/no_op_scheduler.h"
+
+#include "analysis/reshape_analysis.h"
+#include "ir/exprs.h"
+
+namespace nvfuser {
+
+namespace {
+// Whether tv's elements are laid out row-major contiguously, so that a
+// reshape of it can be a view. Permutes and slices inside the segment break
+// that; segment inputs produced by kernels are dense.
+bool isDenseRowMajor(const TensorView* tv, const SegmentView& view) {
+  const Expr* def = tv->definition();
+  if (def == nullptr || !view.contains(def)) {
+    if (!view.isFusionInput(tv)) {
+      return true;
+    }
+    for (const auto& c : tv->contiguity()) {
+      if (c.has_value() && !*c) {
+        return false;
+      }
+    }
+    return tv->strideOrder().empty();
+  }
+  switch (def->type()) {
+    case ExprType::Reshape:
+    case ExprType::Broadcast:
+    case ExprType::Squeeze:
+      return isDenseRowMajor(def->input(0)->asTensor(), view);
+    default:
+      return false;
+  }
+}
+
+Decision isViewOp(const Expr* e, const SegmentView& view) {
+  switch (e->type()) {
+    case ExprType::Broadcast:
+    case ExprType::Expand:
+    case ExprType::Permute:
+    case ExprType::Squeeze:
+    case ExprType::Slice:
+      return Decision::yes();
+    case ExprType::Reshape: {
+      ReshapeClassification c = classifyReshape(exprAs<ReshapeOp>(e));
+      if (c.concretizesExpandedDim) {
+        return Decision::no(exprRef(e) +
+                            " materializes an expanded dim (not a view)");
+      }
+      if (!isDenseRowMajor(e->input(0)->asTensor(), view)) {
+        return Decision::no(exprRef(e) +
+                            " reshapes a permuted or sliced tensor (a copy, "
+                            "not a view)");
+      }
+      return Decision::yes();
+    }
+    default:
+      return Decision::no(exprRef(e) + " computes values (not a view op)");
+  }
+}
+}  // namespace
+
+Decision NoOpScheduler::canSchedule(const SegmentView& view) const {
+  for (const Expr* e : view.exprs()) {
+    Decision d = isViewOp(e, view);
+    if (!d) {
+      return d;
+    }
+  }
+  return Decision::yes();
+}
+
+}  // namespace nvfuser

@@ -1,0 +1,17 @@
+#pragma once
+
+#include "scheduler/scheduler.h"
+
+namespace nvfuser {
+
+// One generated kernel over one loop domain: elementwise, cast, broadcast,
+// expand, reshape, permute, squeeze, slice, pad, cat, full and iota. Every
+// output must share the loop domain (same sizes once size-1 dims are
+// ignored).
+class PointWiseScheduler : public Scheduler {
+ public:
+  SchedulerType type() const override { return SchedulerType::PointWise; }
+  Decision canSchedule(const SegmentView& view) const override;
+};
+
+}  // namespace nvfuser

@@ -1,0 +1,94 @@
+#include "scheduler/reduction_analysis.h"
+
+#include <unordered_set>
+
+#include "analysis/tensor_shape.h"
+#include "ir/exprs.h"
+#include "scheduler/scheduler.h"
+
+namespace nvfuser {
+
+namespace {
+const std::vector<int64_t>& axesOf(const Expr* e) {
+  if (const auto* r = exprAs<ReductionOp>(e)) {
+    return r->axes();
+  }
+  return exprAs<VarMeanOp>(e)->axes();
+}
+
+bool innermostAxes(const std::vector<int64_t>& shape,
+                   const std::vector<int64_t>& axes) {
+  std::unordered_set<int64_t> reduced(axes.begin(), axes.end());
+  bool seenReduced = false;
+  // Walking outward from the innermost dim, reduced dims must come first.
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    if (shape[d] == 1) {
+      continue;
+    }
+    if (reduced.count(d)) {
+      seenReduced = true;
+    } else if (seenReduced) {
+      for (int64_t e = d - 1; e >= 0; --e) {
+        if (reduced.count(e) && shape[e] != 1) {
+          return false;
+        }
+      }
+      return true;
+    } else {
+      return false;
+    }
+  }
+  return seenReduced;
+}
+}  // namespace
+
+Decision analyzeReductions(const SegmentView& view, ReductionInfo* info) {
+  std::unordered_set<const Val*> dependsOnReduction;
+  int64_t reducedNumel = 0;
+  for (const Expr* e : view.exprs()) {
+    if (isMatmulLike(e)) {
+      return Decision::no("reduction schedulers cannot take " + exprRef(e));
+    }
+    bool fromReduction = false;
+    for (const Val* in : e->inputs()) {
+      fromReduction = fromReduction || dependsOnReduction.count(in) > 0;
+    }
+    if (isReductionLike(e)) {
+      if (fromReduction) {
+        return Decision::no(exprRef(e) + " reduces a reduced value");
+      }
+      const TensorView* in = e->input(0)->asTensor();
+      std::vector<int64_t> shape = concreteShape(in);
+      if (info->reductions.empty()) {
+        info->inputShape = shape;
+        info->axes = axesOf(e);
+        reducedNumel = numel(e->out());
+      } else if (shape != info->inputShape || axesOf(e) != info->axes) {
+        return Decision::no("reductions with different signatures: " +
+                            exprRef(info->reductions[0]) + " and " +
+                            exprRef(e));
+      }
+      info->reductions.push_back(e);
+      for (const Val* o : e->outputs()) {
+        dependsOnReduction.insert(o);
+      }
+      continue;
+    }
+    if (!fromReduction) {
+      continue;
+    }
+    for (const Val* o : e->outputs()) {
+      dependsOnReduction.insert(o);
+      if (o->isTensor() && numel(o->asTensor()) > reducedNumel) {
+        info->broadcastsBack = true;
+      }
+    }
+  }
+  if (info->reductions.empty()) {
+    return Decision::no("no reduction in the segment");
+  }
+  info->innermost = innermostAxes(info->inputShape, info->axes);
+  return Decision::yes();
+}
+
+}  // namespace nvfuser

@@ -1,0 +1,49 @@
+// A read-only view of a candidate segment of a complete fusion: its exprs,
+// the forwarded prologue it would receive, and the tensors crossing its
+// boundary. Schedulers answer canSchedule on it without mutating anything.
+#pragma once
+
+#include <unordered_set>
+#include <vector>
+
+#include "ir/fusion.h"
+
+namespace nvfuser {
+
+class SegmentView {
+ public:
+  // body and prologue are sorted by Expr::position(). forwarded is the set of
+  // every forwarded expr of the fusion (their uses are never boundaries).
+  SegmentView(const Fusion& fusion, std::vector<const Expr*> body,
+              std::vector<const Expr*> prologue,
+              const std::unordered_set<const Expr*>* forwarded);
+
+  const Fusion& fusion() const { return *fusion_; }
+  const std::vector<const Expr*>& body() const { return body_; }
+  const std::vector<const Expr*>& prologue() const { return prologue_; }
+  // Prologue then body: a topological order (prologues read only seeds).
+  const std::vector<const Expr*>& exprs() const { return all_; }
+
+  // Tensors read but not produced here; isFusionInput tells which of them
+  // are true fusion inputs (the rest come from other segments).
+  const std::vector<const TensorView*>& inputs() const { return inputs_; }
+  bool isFusionInput(const TensorView* tv) const;
+  // Tensors produced by the body that are fusion outputs or read by a
+  // non-forwarded expr outside this view.
+  const std::vector<const TensorView*>& outputs() const { return outputs_; }
+  // Every tensor produced here (prologue and body).
+  const std::vector<const TensorView*>& produced() const { return produced_; }
+  bool contains(const Expr* e) const { return members_.count(e) > 0; }
+
+ private:
+  const Fusion* fusion_;
+  std::vector<const Expr*> body_;
+  std::vector<const Expr*> prologue_;
+  std::vector<const Expr*> all_;
+  std::unordered_set<const Expr*> members_;
+  std::vector<const TensorView*> inputs_;
+  std::vector<const TensorView*> outputs_;
+  std::vector<const TensorView*> produced_;
+};
+
+}  // namespace nvfuser

@@ -1,0 +1,116 @@
+#include "segmenter/forwarding_policy.h"
+
+#include "analysis/reshape_analysis.h"
+#include "analysis/tensor_shape.h"
+#include "ir/exprs.h"
+#include "ir/fusion.h"
+#include "scheduler/scheduler.h"
+
+namespace nvfuser {
+
+const char* toString(ForwardingPolicy p) {
+  switch (p) {
+    case ForwardingPolicy::Off:
+      return "off";
+    case ForwardingPolicy::UnaryOnly:
+      return "unary-only";
+    case ForwardingPolicy::Extended:
+      return "extended";
+  }
+  return "?";
+}
+
+ForwardingPolicy forwardingPolicyFrom(const Options& options) {
+  if (options.disabled("input_forwarding")) {
+    return ForwardingPolicy::Off;
+  }
+  if (options.disabled("extended_input_forwarding")) {
+    return ForwardingPolicy::UnaryOnly;
+  }
+  return ForwardingPolicy::Extended;
+}
+
+namespace {
+Decision extendedOnly(const Expr* e, ForwardingPolicy policy) {
+  if (policy == ForwardingPolicy::Extended) {
+    return Decision::yes();
+  }
+  return Decision::no(exprRef(e) +
+                      " is forwarded only by the extended "
+                      "policy");
+}
+
+Decision squeezeOfSizeOneDims(const SqueezeOp* op) {
+  const TensorView* in = op->input(0)->asTensor();
+  std::vector<int64_t> shape = concreteShape(in);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (op->isSqueezed()[i] && shape[i] != 1) {
+      return Decision::no(exprRef(op) + " squeezes an expanded dim");
+    }
+  }
+  return Decision::yes();
+}
+}  // namespace
+
+Decision isForwardableOp(const Expr* e, ForwardingPolicy policy) {
+  if (policy == ForwardingPolicy::Off) {
+    return Decision::no("input forwarding is disabled");
+  }
+  switch (e->type()) {
+    case ExprType::Unary:
+      // Every unary op, casts included, is cheap to recompute per element.
+      return Decision::yes();
+    case ExprType::Broadcast:
+    case ExprType::Expand:
+      // Inserting or expanding broadcast dims reads nothing new.
+      return extendedOnly(e, policy);
+    case ExprType::Squeeze: {
+      Decision d = extendedOnly(e, policy);
+      return d ? squeezeOfSizeOneDims(exprAs<SqueezeOp>(e)) : d;
+    }
+    case ExprType::LoadStore:
+      if (exprAs<LoadStoreOp>(e)->op() == LoadStoreOpType::SegmenterSet) {
+        return Decision::no(exprRef(e) + " is a segment boundary");
+      }
+      return extendedOnly(e, policy);
+    case ExprType::Reshape: {
+      Decision d = extendedOnly(e, policy);
+      if (!d) {
+        return d;
+      }
+      ReshapeClassification c = classifyReshape(exprAs<ReshapeOp>(e));
+      if (c.kind != ReshapeKind::MergeOnly) {
+        // Split output dims lose the link to the input dims a scheduler
+        // needs to index the input.
+        return Decision::no(exprRef(e) + " is a split reshape");
+      }
+      if (c.concretizesExpandedDim) {
+        return Decision::no(exprRef(e) +
+                            " turns an expanded broadcast into a real dim");
+      }
+      return Decision::yes();
+    }
+    case ExprType::Permute:
+      return Decision::no(exprRef(e) +
+                          " changes the access pattern "
+                          "(permute is not forwarded)");
+    case ExprType::Slice:
+    case ExprType::Pad:
+    case ExprType::Cat:
+      return Decision::no(exprRef(e) + " is a resize op (never forwarded)");
+    default:
+      return Decision::no(exprRef(e) + " is not a trivial single-input op");
+  }
+}
+
+bool isForwardableFactory(const Expr* e, ForwardingPolicy policy) {
+  if (policy == ForwardingPolicy::Off) {
+    return false;
+  }
+  if (e->type() == ExprType::Full) {
+    return true;
+  }
+  return e->type() == ExprType::Iota && policy == ForwardingPolicy::Extended;
+}
+
+}  // namespace nvfuser

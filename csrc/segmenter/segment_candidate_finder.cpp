@@ -1,0 +1,552 @@
+#include "segmenter/segment_candidate_finder.h"
+
+#include <algorithm>
+#include <queue>
+
+#include "analysis/tensor_shape.h"
+#include "exceptions.h"
+#include "ir/exprs.h"
+#include "scheduler/scheduler.h"
+
+namespace nvfuser {
+
+namespace {
+bool byPosition(const Expr* a, const Expr* b) {
+  return a->position() < b->position();
+}
+
+bool hasTensorOutput(const Expr* e) {
+  for (const Val* o : e->outputs()) {
+    if (o->isTensor()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool isSegmentBoundary(const Expr* e) {
+  const auto* ls = exprAs<LoadStoreOp>(e);
+  return ls != nullptr && ls->op() == LoadStoreOpType::SegmenterSet;
+}
+}  // namespace
+
+std::unique_ptr<SegmentedFusion> segmentFusion(const Fusion& fusion,
+                                               const Options& options) {
+  return SegmentCandidateFinder::segment(fusion, options);
+}
+
+SegmentCandidateFinder::SegmentCandidateFinder(const Fusion& fusion,
+                                               const Options& options)
+    : fusion_(fusion),
+      log_(options.dump("segmenter_logging")),
+      policy_(forwardingPolicyFrom(options)),
+      forwarder_(fusion, policy_, &log_) {}
+
+std::unique_ptr<SegmentedFusion> SegmentCandidateFinder::segment(
+    const Fusion& fusion, const Options& options) {
+  SegmentCandidateFinder finder(fusion, options);
+  finder.buildInitialGroups();
+  finder.backOffUnschedulablePrologues();
+  finder.buildEdges();
+  finder.mergeCatWithPads();
+  finder.mergeUpCasts();
+  while (finder.mergeSingleConsumerProducers()) {
+  }
+  while (finder.mergeLevelRound()) {
+  }
+  while (finder.mergeAnyPair()) {
+  }
+  return finder.finalize();
+}
+
+SegmentView SegmentCandidateFinder::makeView(
+    std::vector<const Expr*> body) const {
+  std::vector<const Expr*> prologue = forwarder_.prologueFor(body);
+  return SegmentView(fusion_, std::move(body), std::move(prologue),
+                     &forwarder_.forwardedExprs());
+}
+
+const std::vector<const Expr*>& SegmentCandidateFinder::sortedBody(Group& g) {
+  if (!g.sorted) {
+    std::sort(g.body.begin(), g.body.end(), byPosition);
+    g.sorted = true;
+  }
+  return g.body;
+}
+
+const SegmentView& SegmentCandidateFinder::viewOf(Group& g) {
+  if (g.viewVersion != g.version) {
+    g.view = std::make_unique<SegmentView>(makeView(sortedBody(g)));
+    g.viewVersion = g.version;
+  }
+  return *g.view;
+}
+
+void SegmentCandidateFinder::buildInitialGroups() {
+  for (const Expr* e : fusion_.exprs()) {
+    if (forwarder_.isForwarded(e) || !hasTensorOutput(e)) {
+      continue;  // forwarded ops form no group; scalar ops are replicated
+    }
+    auto g = std::make_unique<Group>();
+    g->id = static_cast<int64_t>(groups_.size());
+    g->body = {e};
+    g->minPos = e->position();
+    groupOf_[e] = g->id;
+    groups_.push_back(std::move(g));
+  }
+}
+
+void SegmentCandidateFinder::backOffUnschedulablePrologues() {
+  for (const ForwardedChain& chain : forwarder_.chains()) {
+    for (const Expr* consumer : chain.forwarded->uses()) {
+      if (forwarder_.isBackedOff(consumer)) {
+        continue;
+      }
+      SegmentView view = makeView({consumer});
+      if (registry_.proposeScheduler(view)) {
+        continue;
+      }
+      forwarder_.backOff(consumer, registry_.rejectionReasons(view));
+    }
+  }
+  // One materialized copy of each backed-off chain, as ordinary ops.
+  for (const ForwardedChain& chain : forwarder_.chains()) {
+    if (chain.backedOffConsumers.empty()) {
+      continue;
+    }
+    auto g = std::make_unique<Group>();
+    g->id = static_cast<int64_t>(groups_.size());
+    g->body = chain.exprs;
+    g->minPos = chain.exprs.front()->position();
+    for (const Expr* e : chain.exprs) {
+      groupOf_[e] = g->id;
+    }
+    log_.add("forwarding: materialized copy of " + chain.forwarded->ref() +
+             " is group g" + std::to_string(g->id));
+    groups_.push_back(std::move(g));
+  }
+}
+
+void SegmentCandidateFinder::buildEdges() {
+  for (auto& gp : groups_) {
+    Group& g = *gp;
+    const SegmentView& view = viewOf(g);
+    std::optional<SchedulerType> type = registry_.proposeScheduler(view);
+    NVF_ASSERT(type.has_value(), "no scheduler takes ", exprRef(g.body.front()),
+               ": ", registry_.rejectionReasons(view));
+    g.scheduler = *type;
+    g.outputs = view.outputs();
+    for (const TensorView* in : view.inputs()) {
+      if (in->definition() == nullptr) {
+        continue;
+      }
+      auto it = groupOf_.find(in->definition());
+      if (it == groupOf_.end() || it->second == g.id) {
+        continue;
+      }
+      g.producers.insert(it->second);
+      group(it->second).consumers.insert(g.id);
+    }
+  }
+}
+
+void SegmentCandidateFinder::computeLevels() {
+  // Group ids are no topological order after merges: Kahn's algorithm.
+  std::vector<int64_t> indegree(groups_.size(), 0);
+  std::queue<int64_t> ready;
+  for (auto& g : groups_) {
+    if (!g->alive) {
+      continue;
+    }
+    indegree[g->id] = static_cast<int64_t>(g->producers.size());
+    g->level = 0;
+    if (indegree[g->id] == 0) {
+      ready.push(g->id);
+    }
+  }
+  while (!ready.empty()) {
+    Group& g = group(ready.front());
+    ready.pop();
+    for (int64_t c : g.consumers) {
+      Group& cg = group(c);
+      cg.level = std::max(cg.level, g.level + 1);
+      if (--indegree[c] == 0) {
+        ready.push(c);
+      }
+    }
+  }
+  levelsValid_ = true;
+}
+
+bool SegmentCandidateFinder::hasOtherPath(int64_t from, int64_t to) {
+  if (group(from).consumers.size() == 1) {
+    return false;  // the direct edge is the only way out of `from`
+  }
+  if (!levelsValid_) {
+    computeLevels();
+  }
+  // A group at or above `to`'s level cannot reach it.
+  const int64_t limit = group(to).level;
+  std::vector<int64_t> stack;
+  std::set<int64_t> seen;
+  for (int64_t c : group(from).consumers) {
+    if (c != to) {
+      stack.push_back(c);
+    }
+  }
+  while (!stack.empty()) {
+    int64_t id = stack.back();
+    stack.pop_back();
+    if (id == to) {
+      return true;
+    }
+    if (!seen.insert(id).second || group(id).level >= limit) {
+      continue;
+    }
+    for (int64_t c : group(id).consumers) {
+      stack.push_back(c);
+    }
+  }
+  return false;
+}
+
+int64_t SegmentCandidateFinder::edgeBytes(int64_t producer, int64_t consumer) {
+  int64_t bytes = 0;
+  for (const TensorView* o : group(producer).outputs) {
+    for (const Expr* use : o->uses()) {
+      auto it = groupOf_.find(use);
+      if (it != groupOf_.end() && it->second == consumer) {
+        bytes += denseBytes(o);
+        break;
+      }
+    }
+  }
+  return bytes;
+}
+
+std::vector<const TensorView*> SegmentCandidateFinder::mergedOutputs(
+    const Group& p, const Group& c) const {
+  std::vector<const TensorView*> out;
+  auto external = [&](const TensorView* o) {
+    if (fusion_.isOutput(o)) {
+      return true;
+    }
+    for (const Expr* use : o->uses()) {
+      if (forwarder_.isForwarded(use)) {
+        continue;
+      }
+      auto it = groupOf_.find(use);
+      if (it == groupOf_.end() || (it->second != p.id && it->second != c.id)) {
+        return true;
+      }
+    }
+    return false;
+  };
+  for (const Group* g : {&p, &c}) {
+    for (const TensorView* o : g->outputs) {
+      if (external(o)) {
+        out.push_back(o);
+      }
+    }
+  }
+  return out;
+}
+
+std::optional<SchedulerType> SegmentCandidateFinder::mergedScheduler(
+    Group& p, Group& c, const char* pass) {
+  auto reject = [&](const std::string& reason) {
+    log_.add(std::string(pass) + ": g" + std::to_string(p.id) + " + g" +
+             std::to_string(c.id) + " rejected: " + reason);
+    return std::nullopt;
+  };
+  if (p.scheduler == SchedulerType::PointWise &&
+      c.scheduler == SchedulerType::PointWise) {
+    // Two pointwise groups stay pointwise exactly when their outputs still
+    // share one loop domain (no reduction or matmul appears, and a union of
+    // non-view groups is no view).
+    std::vector<const TensorView*> outs = mergedOutputs(p, c);
+    if (outs.empty()) {
+      return reject("the merged group would have no outputs");
+    }
+    std::vector<int64_t> loop = shapeWithoutOnes(outs.front());
+    for (const TensorView* o : outs) {
+      if (shapeWithoutOnes(o) != loop) {
+        return reject("pointwise outputs need one loop domain: " +
+                      outs.front()->ref() + " and " + o->ref() + " differ");
+      }
+    }
+    return SchedulerType::PointWise;
+  }
+  std::vector<const Expr*> body;
+  body.reserve(p.body.size() + c.body.size());
+  const auto& pb = sortedBody(p);
+  const auto& cb = sortedBody(c);
+  std::merge(pb.begin(), pb.end(), cb.begin(), cb.end(),
+             std::back_inserter(body), byPosition);
+  SegmentView view = makeView(std::move(body));
+  std::optional<SchedulerType> type = registry_.proposeScheduler(view);
+  if (!type && log_.enabled()) {
+    reject(registry_.rejectionReasons(view));
+  }
+  return type;
+}
+
+bool SegmentCandidateFinder::tryMerge(int64_t pid, int64_t cid, bool checkCycle,
+                                      const char* pass) {
+  Group& p = group(pid);
+  Group& c = group(cid);
+  auto key = std::make_tuple(pid, p.version, cid, c.version);
+  if (rejected_.count(key)) {
+    return false;
+  }
+  // The producer of a segment_set never joins its group.
+  for (const Expr* e : c.body) {
+    if (!isSegmentBoundary(e)) {
+      continue;
+    }
+    const Expr* def = e->input(0)->definition();
+    auto it = def ? groupOf_.find(def) : groupOf_.end();
+    if (it != groupOf_.end() && it->second == pid) {
+      rejected_.insert(key);
+      log_.add(std::string(pass) + ": g" + std::to_string(pid) + " + g" +
+               std::to_string(cid) + " rejected: segment_set boundary");
+      return false;
+    }
+  }
+  if (checkCycle && hasOtherPath(pid, cid)) {
+    return false;
+  }
+  std::optional<SchedulerType> type = mergedScheduler(p, c, pass);
+  if (!type) {
+    rejected_.insert(key);
+    return false;
+  }
+  std::vector<const TensorView*> outputs = mergedOutputs(p, c);
+  // Union by size: the larger group keeps its id and absorbs the other.
+  Group& keep = p.body.size() >= c.body.size() ? p : c;
+  Group& gone = &keep == &p ? c : p;
+  for (const Expr* e : gone.body) {
+    groupOf_[e] = keep.id;
+  }
+  keep.body.insert(keep.body.end(), gone.body.begin(), gone.body.end());
+  keep.sorted = false;
+  keep.minPos = std::min(keep.minPos, gone.minPos);
+  keep.scheduler = *type;
+  keep.outputs = std::move(outputs);
+  keep.version += 1;
+  gone.alive = false;
+  for (int64_t x : gone.producers) {
+    group(x).consumers.erase(gone.id);
+    if (x != keep.id) {
+      group(x).consumers.insert(keep.id);
+      keep.producers.insert(x);
+    }
+  }
+  for (int64_t x : gone.consumers) {
+    group(x).producers.erase(gone.id);
+    if (x != keep.id) {
+      group(x).producers.insert(keep.id);
+      keep.consumers.insert(x);
+    }
+  }
+  keep.producers.erase(gone.id);
+  keep.consumers.erase(gone.id);
+  gone.producers.clear();
+  gone.consumers.clear();
+  gone.body.clear();
+  gone.outputs.clear();
+  gone.view.reset();
+  levelsValid_ = false;
+  return true;
+}
+
+void SegmentCandidateFinder::mergeCatWithPads() {
+  for (size_t i = 0; i < groups_.size(); ++i) {
+    if (!groups_[i]->alive || groups_[i]->body.size() != 1 ||
+        groups_[i]->body[0]->type() != ExprType::Cat) {
+      continue;
+    }
+    const Expr* catExpr = groups_[i]->body[0];
+    for (const Val* in : catExpr->inputs()) {
+      const Expr* def = in->definition();
+      if (def == nullptr || def->type() != ExprType::Pad ||
+          !groupOf_.count(def)) {
+        continue;
+      }
+      int64_t pid = groupOf_.at(def);
+      int64_t cid = groupOf_.at(catExpr);
+      if (pid != cid) {
+        tryMerge(pid, cid, true, "cat-pad merge");
+      }
+    }
+  }
+}
+
+void SegmentCandidateFinder::mergeUpCasts() {
+  for (size_t i = 0; i < groups_.size(); ++i) {
+    Group& g = *groups_[i];
+    if (!g.alive || g.body.size() != 1 || g.consumers.size() != 1) {
+      continue;
+    }
+    const auto* cast = exprAs<UnaryOp>(g.body[0]);
+    if (cast == nullptr || cast->op() != UnaryOpType::Cast ||
+        !isReducedFloat(cast->input(0)->dtype())) {
+      continue;
+    }
+    tryMerge(g.id, *g.consumers.begin(), false, "up-cast merge");
+  }
+}
+
+bool SegmentCandidateFinder::mergeSingleConsumerProducers() {
+  // A producer with one consumer group can join it without closing a cycle:
+  // there is no other path out of it.
+  std::vector<int64_t> order;
+  for (auto& g : groups_) {
+    if (g->alive) {
+      order.push_back(g->id);
+    }
+  }
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return minPosition(group(a)) < minPosition(group(b));
+  });
+  bool merged = false;
+  for (int64_t id : order) {
+    Group& g = group(id);
+    if (g.alive && g.consumers.size() == 1 &&
+        tryMerge(id, *g.consumers.begin(), false, "single-consumer merge")) {
+      merged = true;
+    }
+  }
+  return merged;
+}
+
+bool SegmentCandidateFinder::mergeLevelRound() {
+  computeLevels();
+  std::vector<int64_t> consumers;
+  for (auto& g : groups_) {
+    if (g->alive && !g->producers.empty()) {
+      consumers.push_back(g->id);
+    }
+  }
+  std::sort(consumers.begin(), consumers.end(), [&](int64_t a, int64_t b) {
+    return std::make_pair(group(a).level, minPosition(group(a))) <
+           std::make_pair(group(b).level, minPosition(group(b)));
+  });
+  // Each consumer absorbs its producers one level below, most bytes saved
+  // first. A merged set and its neighbours are then done for the round:
+  // two merged sets with no edge between them, each spanning two adjacent
+  // levels, cannot close a cycle.
+  std::vector<bool> touched(groups_.size(), false);
+  bool merged = false;
+  for (int64_t cid : consumers) {
+    if (touched[cid] || !group(cid).alive) {
+      continue;
+    }
+    const int64_t level = group(cid).level;
+    struct Candidate {
+      int64_t bytes, pos, id;
+    };
+    std::vector<Candidate> producers;
+    for (int64_t p : group(cid).producers) {
+      if (!touched[p] && group(p).level == level - 1) {
+        producers.push_back({edgeBytes(p, cid), minPosition(group(p)), p});
+      }
+    }
+    std::sort(producers.begin(), producers.end(),
+              [](const Candidate& a, const Candidate& b) {
+                return std::tie(b.bytes, a.pos) < std::tie(a.bytes, b.pos);
+              });
+    int64_t current = cid;
+    bool any = false;
+    for (const Candidate& k : producers) {
+      if (!tryMerge(k.id, current, false, "level merge")) {
+        continue;
+      }
+      current = group(k.id).alive ? k.id : current;
+      touched[k.id] = touched[cid] = true;
+      any = true;
+    }
+    if (!any) {
+      continue;
+    }
+    merged = true;
+    for (int64_t n : group(current).producers) {
+      touched[n] = true;
+    }
+    for (int64_t n : group(current).consumers) {
+      touched[n] = true;
+    }
+  }
+  return merged;
+}
+
+bool SegmentCandidateFinder::mergeAnyPair() {
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  for (auto& g : groups_) {
+    if (g->alive) {
+      for (int64_t c : g->consumers) {
+        edges.emplace_back(g->id, c);
+      }
+    }
+  }
+  std::sort(edges.begin(), edges.end(), [&](const auto& a, const auto& b) {
+    return std::make_pair(minPosition(group(a.first)),
+                          minPosition(group(a.second))) <
+           std::make_pair(minPosition(group(b.first)),
+                          minPosition(group(b.second)));
+  });
+  for (const auto& [p, c] : edges) {
+    if (tryMerge(p, c, true, "final merge")) {
+      return true;  // the edge list is stale now; start over
+    }
+  }
+  return false;
+}
+
+std::unique_ptr<SegmentedFusion> SegmentCandidateFinder::finalize() {
+  // Run order: Kahn's algorithm, ready groups taken by first expr position.
+  std::vector<int64_t> indegree(groups_.size(), 0);
+  using Item = std::pair<int64_t, int64_t>;  // (position, id)
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> ready;
+  size_t alive = 0;
+  for (auto& g : groups_) {
+    if (!g->alive) {
+      continue;
+    }
+    ++alive;
+    indegree[g->id] = static_cast<int64_t>(g->producers.size());
+    if (indegree[g->id] == 0) {
+      ready.push({minPosition(*g), g->id});
+    }
+  }
+  std::vector<SegmentedGroup> out;
+  while (!ready.empty()) {
+    Group& g = group(ready.top().second);
+    ready.pop();
+    const SegmentView& view = viewOf(g);
+    std::optional<SchedulerType> type = registry_.proposeScheduler(view);
+    NVF_ASSERT(type.has_value(), "group g", g.id,
+               " lost its scheduler after merging: ",
+               registry_.rejectionReasons(view));
+    SegmentedGroup sg;
+    sg.id = static_cast<int64_t>(out.size());
+    sg.scheduler = *type;
+    sg.body = view.body();
+    sg.prologue = view.prologue();
+    sg.inputs = view.inputs();
+    sg.outputs = view.outputs();
+    out.push_back(std::move(sg));
+    for (int64_t c : g.consumers) {
+      if (--indegree[c] == 0) {
+        ready.push({minPosition(group(c)), c});
+      }
+    }
+  }
+  NVF_ASSERT(out.size() == alive, "the group graph has a cycle");
+  log_.add("segmentation: " + std::to_string(out.size()) + " group(s), " +
+           "input forwarding " + toString(policy_));
+  return std::make_unique<SegmentedFusion>(fusion_, policy_, std::move(out),
+                                           forwarder_.chains(), log_.lines());
+}
+
+}  // namespace nvfuser

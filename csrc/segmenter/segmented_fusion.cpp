@@ -1,0 +1,137 @@
+#include "segmenter/segmented_fusion.h"
+
+#include <map>
+#include <sstream>
+
+#include "analysis/tensor_shape.h"
+
+namespace nvfuser {
+
+int64_t SegmentedFusion::boundaryBytes() const {
+  std::map<const TensorView*, const SegmentedGroup*> producer;
+  for (const SegmentedGroup& g : groups_) {
+    for (const TensorView* o : g.outputs) {
+      producer[o] = &g;
+    }
+  }
+  int64_t bytes = 0;
+  std::map<const TensorView*, int64_t> readers;
+  for (const SegmentedGroup& g : groups_) {
+    for (const TensorView* in : g.inputs) {
+      auto it = producer.find(in);
+      if (it != producer.end() &&
+          it->second->scheduler != SchedulerType::NoOp) {
+        readers[in] += 1;
+      }
+    }
+  }
+  for (const auto& [tv, n] : readers) {
+    int64_t b = denseBytes(tv);
+    bytes += b * n + (fusion_->isOutput(tv) ? 0 : b);
+  }
+  return bytes;
+}
+
+namespace {
+std::string refs(const std::vector<const TensorView*>& tvs) {
+  std::string s;
+  for (const TensorView* tv : tvs) {
+    s += (s.empty() ? "" : ", ") + tv->ref();
+  }
+  return s;
+}
+}  // namespace
+
+std::string SegmentedFusion::toString() const {
+  std::ostringstream os;
+  os << "Segmented_Fusion{ groups: " << groups_.size()
+     << ", input forwarding: " << nvfuser::toString(policy_)
+     << ", boundary bytes: " << boundaryBytes() << "\n";
+  for (const SegmentedGroup& g : groups_) {
+    os << "g{(" << nvfuser::toString(g.scheduler) << ")\n";
+    os << "group id: " << g.id << "\n";
+    os << "inputs: " << refs(g.inputs) << "\n";
+    os << "outputs: " << refs(g.outputs) << "\n";
+    if (!g.prologue.empty()) {
+      os << "forwarded prologue:\n";
+      for (const Expr* e : g.prologue) {
+        os << "  [forwarded] " << e->toString() << "\n";
+      }
+    }
+    for (const Expr* e : g.body) {
+      os << e->toString() << "\n";
+    }
+    os << "}\n";
+  }
+  os << "} //Segmented_Fusion\n";
+  return os.str();
+}
+
+std::string SegmentedFusion::toDot() const {
+  std::ostringstream os;
+  os << "digraph SegmentedFusion {\n  compound=true;\n  node [shape=box];\n";
+  auto node = [](const Expr* e, const SegmentedGroup& g) {
+    return "e" + std::to_string(e->position()) + "_g" + std::to_string(g.id);
+  };
+  std::map<const Val*, std::string> producedBy;
+  for (const SegmentedGroup& g : groups_) {
+    os << "  subgraph cluster_" << g.id << " {\n    label=\"g" << g.id << " ("
+       << nvfuser::toString(g.scheduler) << ")\";\n";
+    for (const Expr* e : g.prologue) {
+      os << "    " << node(e, g) << " [label=\"" << e->opName() << " -> "
+         << e->output(0)->ref() << "\", style=dashed];\n";
+      producedBy[e->output(0)] = node(e, g);
+    }
+    for (const Expr* e : g.body) {
+      os << "    " << node(e, g) << " [label=\"" << e->opName() << " -> "
+         << e->output(0)->ref() << "\"];\n";
+    }
+    os << "  }\n";
+  }
+  // Edges: inside a group from its own producer, else from the producing
+  // group's node (or the fusion input).
+  for (const SegmentedGroup& g : groups_) {
+    std::map<const Val*, std::string> local;
+    for (const Expr* e : g.prologue) {
+      local[e->output(0)] = node(e, g);
+    }
+    for (const Expr* e : g.body) {
+      for (const Val* o : e->outputs()) {
+        local[o] = node(e, g);
+      }
+    }
+    auto emit = [&](const Expr* e) {
+      for (const Val* in : e->inputs()) {
+        if (!in->isTensor()) {
+          continue;
+        }
+        std::string from;
+        auto it = local.find(in);
+        if (it != local.end()) {
+          from = it->second;
+        } else {
+          from = "in_" + in->ref();
+          for (const SegmentedGroup& p : groups_) {
+            for (const Expr* pe : p.body) {
+              if (pe->output(0) == in) {
+                from = node(pe, p);
+              }
+            }
+          }
+        }
+        os << "  " << from << " -> " << node(e, g) << " [label=\"" << in->ref()
+           << "\"];\n";
+      }
+    };
+    for (const Expr* e : g.prologue) {
+      emit(e);
+    }
+    for (const Expr* e : g.body) {
+      emit(e);
+    }
+  }
+  os << "}\n";
+  return os.str();
+}
+
+}  // namespace nvfuser

@@ -1,0 +1,59 @@
+// Helpers for segmentation tests: policies and compact group descriptions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/exprs.h"
+#include "options.h"
+#include "segmenter/segment_candidate_finder.h"
+
+namespace nvfuser {
+
+inline Options policyOptions(ForwardingPolicy p) {
+  Options o = Options().withOverrides({}, {});
+  if (p == ForwardingPolicy::Off) {
+    o = o.withOverrides({}, {"input_forwarding"});
+  } else if (p == ForwardingPolicy::UnaryOnly) {
+    o = o.withOverrides({}, {"extended_input_forwarding"});
+  }
+  return o;
+}
+
+// "pointwise: add [prologue: cast exp cast sin]"
+inline std::string describe(const SegmentedGroup& g) {
+  std::string s = std::string(toString(g.scheduler)) + ":";
+  for (const Expr* e : g.body) {
+    s += " " + e->opName();
+  }
+  if (!g.prologue.empty()) {
+    s += " [prologue:";
+    for (const Expr* e : g.prologue) {
+      s += " " + e->opName();
+    }
+    s += "]";
+  }
+  return s;
+}
+
+inline std::vector<std::string> describe(const SegmentedFusion& sf) {
+  std::vector<std::string> out;
+  for (const SegmentedGroup& g : sf.groups()) {
+    out.push_back(describe(g));
+  }
+  return out;
+}
+
+// True when some group reads a tensor another group produced.
+inline bool readsIntermediate(const SegmentedFusion& sf, const TensorView* tv) {
+  for (const SegmentedGroup& g : sf.groups()) {
+    for (const TensorView* in : g.inputs) {
+      if (in == tv) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace nvfuser

@@ -1,0 +1,131 @@
+// Segmenter mechanics: scheduler decisions, acyclic merging, determinism,
+// and the dumps.
+#include <gtest/gtest.h>
+
+#include "ops/arith.h"
+#include "ops/reduction_ops.h"
+#include "ops/shape_ops.h"
+#include "scheduler/scheduler_registry.h"
+#include "segment_test_utils.h"
+
+namespace nvfuser {
+
+using V = std::vector<std::string>;
+
+namespace {
+SegmentView wholeView(const Fusion& f) {
+  std::vector<const Expr*> body(f.exprs().begin(), f.exprs().end());
+  return SegmentView(f, body, {}, nullptr);
+}
+}  // namespace
+
+TEST(SchedulerTest, RegistryPriorityAndReasons) {
+  Fusion f;
+  TensorView* a = defineTensor(f, {4, 8}, DataType::Float);
+  f.addOutput(permute(a, {1, 0}));
+  SchedulerRegistry r;
+  EXPECT_EQ(r.proposeScheduler(wholeView(f)), SchedulerType::NoOp);
+
+  Fusion g;
+  TensorView* x = defineTensor(g, {4, 8}, DataType::Float);
+  TensorView* s = reduction(ReductionOpType::Sum, x, {1}, true);
+  g.addOutput(binaryOp(BinaryOpType::Div, x, s));  // softmax-like
+  EXPECT_EQ(r.proposeScheduler(wholeView(g)), SchedulerType::InnerPersistent);
+  std::string reasons = r.rejectionReasons(wholeView(g));
+  EXPECT_NE(reasons.find("reduction: a reduced value is broadcast back"),
+            std::string::npos)
+      << reasons;
+}
+
+TEST(SchedulerTest, PointwiseNeedsOneLoopDomain) {
+  Fusion f;
+  TensorView* a = defineTensor(f, {4, 8}, DataType::Float);
+  TensorView* b = defineTensor(f, {4, 6}, DataType::Float);
+  f.addOutput(unaryOp(UnaryOpType::Neg, a));
+  f.addOutput(unaryOp(UnaryOpType::Neg, b));
+  SchedulerRegistry r;
+  EXPECT_FALSE(r.proposeScheduler(wholeView(f)).has_value());
+  EXPECT_NE(r.rejectionReasons(wholeView(f))
+                .find("pointwise outputs need one loop domain"),
+            std::string::npos);
+}
+
+TEST(SchedulerTest, DifferentReductionSignaturesRejected) {
+  Fusion f;
+  TensorView* a = defineTensor(f, {4, 8}, DataType::Float);
+  f.addOutput(reduction(ReductionOpType::Sum, a, {0}, false));
+  f.addOutput(reduction(ReductionOpType::Sum, a, {1}, false));
+  SchedulerRegistry r;
+  EXPECT_NE(r.rejectionReasons(wholeView(f))
+                .find("reductions with different signatures"),
+            std::string::npos);
+}
+
+// exp -> sum over dim 0 -> broadcast back and add to exp: merging exp with
+// the add directly would close a cycle through the reduction.
+TEST(SegmenterTest, MergingNeverCreatesCycles) {
+  Fusion f;
+  TensorView* a = defineTensor(f, {4, 8}, DataType::Float);
+  Val* e = unaryOp(UnaryOpType::Exp, a);
+  TensorView* s = reduction(ReductionOpType::Sum, e->asTensor(), {0}, true);
+  f.addOutput(binaryOp(BinaryOpType::Add, e, s));
+  auto sf = segmentFusion(f, policyOptions(ForwardingPolicy::Off));
+  EXPECT_EQ(describe(*sf),
+            (V{"reduction: exp sum broadcast", "pointwise: add"}));
+}
+
+TEST(SegmenterTest, ScalarOpsAreReplicatedNotGrouped) {
+  Fusion f;
+  TensorView* a = defineTensor(f, {4, 8}, DataType::Float);
+  Scalar* s = defineScalar(f, DataType::Double, std::nullopt);
+  Val* twice = binaryOp(BinaryOpType::Mul, s, s);
+  f.addOutput(binaryOp(BinaryOpType::Add, a, twice));
+  auto sf = segmentFusion(f, Options());
+  EXPECT_EQ(describe(*sf), V{"pointwise: add"});
+}
+
+TEST(SegmenterTest, LongChainMergesIntoOneGroup) {
+  Fusion f;
+  TensorView* a = defineTensor(f, {4, 8}, DataType::Float);
+  TensorView* b = defineTensor(f, {4, 8}, DataType::Float);
+  Val* v = binaryOp(BinaryOpType::Add, a, b);
+  for (int i = 0; i < 200; ++i) {
+    v = binaryOp(i % 2 ? BinaryOpType::Mul : BinaryOpType::Sub, v, a);
+  }
+  f.addOutput(v);
+  auto sf = segmentFusion(f, Options());
+  ASSERT_EQ(sf->groups().size(), 1u);
+  EXPECT_EQ(sf->groups()[0].body.size(), 201u);
+}
+
+TEST(SegmenterTest, DeterministicAndDumps) {
+  auto build = [](Fusion& f) {
+    TensorView* a = defineTensor(f, {4, 8}, DataType::Half);
+    Val* e = unaryOp(UnaryOpType::Exp, castOp(a, DataType::Float));
+    f.addOutput(reduction(ReductionOpType::Sum, e->asTensor(), {0}, false));
+    f.addOutput(reduction(ReductionOpType::Max, e->asTensor(), {1}, false));
+  };
+  Fusion f1, f2;
+  build(f1);
+  build(f2);
+  auto s1 = segmentFusion(f1, Options());
+  auto s2 = segmentFusion(f2, Options());
+  EXPECT_EQ(s1->toString(), s2->toString());
+  std::string text = s1->toString();
+  EXPECT_NE(text.find("g{(reduction)\ngroup id: 0\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  [forwarded] T1_l_float"), std::string::npos) << text;
+  std::string dot = s1->toDot();
+  EXPECT_NE(dot.find("subgraph cluster_0"), std::string::npos);
+  EXPECT_NE(dot.find("style=dashed"), std::string::npos);
+}
+
+TEST(SegmenterTest, EmptyFusionHasNoGroups) {
+  Fusion f;
+  TensorView* a = defineTensor(f, {4}, DataType::Float);
+  f.addOutput(a);
+  auto sf = segmentFusion(f, Options());
+  EXPECT_TRUE(sf->groups().empty());
+}
+
+}  // namespace nvfuser

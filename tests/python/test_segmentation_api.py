@@ -1,0 +1,97 @@
+"""Segmentation visibility: last_segmentation, dumps, caching."""
+
+import os
+
+import torch
+
+from nvfuser import DataType, FusionDefinition
+
+M, N, K = 24, 16, 8
+
+
+def reshape_matmul():
+    with FusionDefinition() as fd:
+        a = fd.define_tensor(shape=[M // 2, 2, K], dtype=DataType.Float)
+        b = fd.define_tensor(shape=[K, N], dtype=DataType.Float)
+        fd.add_output(fd.ops.matmul(fd.ops.reshape(a, [M, K]), b))
+    return fd
+
+
+def test_reshape_matmul_backs_off_and_matches():
+    fd = reshape_matmul()
+    a, b = torch.randn(M // 2, 2, K), torch.randn(K, N)
+    (out,) = fd.execute([a, b])
+    torch.testing.assert_close(out, a.reshape(M, K) @ b)
+    seg = fd.last_segmentation()
+    assert [(g["scheduler"], g["ops"], g["prologue"])
+            for g in seg["groups"]] == [("no_op", ["reshape"], []),
+                                        ("expr_eval", ["matmul"], [])]
+    assert seg["forwarded_chains"][0]["backed_off"] == ["matmul"]
+
+
+def test_segmented_fusion_dump(capfd, monkeypatch):
+    monkeypatch.setenv("NVFUSER_DUMP", "segmented_fusion,segmenter_logging")
+    fd = reshape_matmul()
+    fd.execute([torch.randn(M // 2, 2, K), torch.randn(K, N)])
+    out = capfd.readouterr().out
+    assert "g{(no_op)" in out and "g{(expr_eval)" in out
+    assert "[segmenter] forwarding: back-off: matmul" in out
+    assert "expr_eval takes no prologue" in out
+
+
+def test_forwarded_ops_marked_in_dump(capfd, monkeypatch):
+    monkeypatch.setenv("NVFUSER_DUMP", "segmented_fusion")
+    with FusionDefinition() as fd:
+        a = fd.define_tensor(shape=[-1, -1], dtype=DataType.Half)
+        e = fd.ops.exp(fd.ops.cast(a, DataType.Float))
+        fd.add_output(fd.ops.sum(e, dims=[0]))
+        fd.add_output(fd.ops.sum(e, dims=[1]))
+    fd.execute([torch.randn(4, 8).half()])
+    out = capfd.readouterr().out
+    assert out.count("g{(reduction)") == 2
+    assert out.count("[forwarded]") == 4
+
+
+def test_draw_segmented_fusion(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NVFUSER_DUMP", "draw_segmented_fusion")
+    fd = reshape_matmul()
+    fd.execute([torch.randn(M // 2, 2, K), torch.randn(K, N)])
+    dots = [f for f in os.listdir(tmp_path) if f.endswith(".dot")]
+    assert len(dots) == 1
+    text = (tmp_path / dots[0]).read_text()
+    assert "digraph SegmentedFusion" in text and "cluster_1" in text
+
+
+def test_second_call_reuses_segmentation():
+    fd = reshape_matmul()
+    args = [torch.randn(M // 2, 2, K), torch.randn(K, N)]
+    fd.execute(args)
+    first = fd.last_segmentation()["text"]
+    fd.execute(args)
+    assert fd._fusion.num_cached_signatures() == 1
+    assert fd.last_segmentation()["text"] == first
+    fd.execute(args, _disable_options=["input_forwarding"])
+    assert fd._fusion.num_cached_signatures() == 2
+
+
+def test_policies_give_identical_results_on_mul_sum():
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[M // 2, 2, K], dtype=DataType.Half)
+        t1 = fd.define_tensor(shape=[K, N], dtype=DataType.Half)
+        t3 = fd.ops.broadcast_in_dim(fd.ops.reshape(t0, [M, K]), [M, K, 1],
+                                     [0, 1])
+        t4 = fd.ops.broadcast_in_dim(t1, [1, K, N], [1, 2])
+        t6 = fd.ops.sum(fd.ops.mul(t3, t4), dims=[1])
+        fd.add_output(fd.ops.cast(t6, DataType.Half))
+    a, b = torch.randn(M // 2, 2, K).half(), torch.randn(K, N).half()
+    outs = [fd.execute([a, b], _disable_options=d)[0]
+            for d in ([], ["extended_input_forwarding"],
+                      ["input_forwarding"])]
+    assert all(torch.equal(outs[0], o) for o in outs)
+    seg = fd.last_segmentation()
+    assert len(seg["groups"]) == 1 and \
+        seg["groups"][0]["scheduler"] == "reduction"
+    torch.testing.assert_close(
+        outs[0], torch.matmul(a.reshape(M, K).float(), b.float()).half(),
+        rtol=1e-3, atol=1e-3)
