@@ -23,12 +23,21 @@ if [ -z "${NVFUSER_SKIP_APT:-}" ] && command -v dpkg >/dev/null 2>&1; then
   fi
 fi
 
+# The system g++ by default: on the GPU machine CXX names a wrapper compiler
+# whose modules crash in libstdc++'s iostreams once loaded next to libtorch.
+# NVFUSER_CXX overrides.
+if [ -n "${NVFUSER_CXX:-}" ]; then
+  export CXX="$NVFUSER_CXX"
+elif [ -x /usr/bin/g++ ]; then
+  export CXX=/usr/bin/g++
+fi
+
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   prefix="$("$PYTHON" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')"
   pybind="$("$PYTHON" -c 'import pybind11; print(pybind11.get_cmake_dir())' 2>/dev/null || true)"
   echo "[setup] configuring $BUILD_DIR for $PYTHON"
   cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DPython3_EXECUTABLE="$PYTHON" \
+    -DPython_EXECUTABLE="$PYTHON" \
     -DCMAKE_PREFIX_PATH="$prefix;$pybind" ${NVFUSER_CMAKE_ARGS:-} >/dev/null
 fi
 echo "[setup] building"

@@ -103,10 +103,11 @@ def eager_hf_forward(cfg, q_lin, k_lin, v_lin, cos, sin):
 # --------------------------------------------------------------------------
 def define_litgpt_forward(fd, cfg):
     B, T, H, G, D = cfg["B"], cfg["T"], cfg["H"], cfg["G"], cfg["D"]
+    R = cfg.get("R", D)  # rotated dims; the tail is passed through
     per = H // G
     qkv = fd.define_tensor(shape=[B, T, (H + 2 * G) * D], dtype=BF16)
-    cos = fd.define_tensor(shape=[T, D], dtype=BF16)
-    sin = fd.define_tensor(shape=[T, D], dtype=BF16)
+    cos = fd.define_tensor(shape=[T, R], dtype=BF16)
+    sin = fd.define_tensor(shape=[T, R], dtype=BF16)
     x = fd.ops.reshape(qkv, [B, T, G, per + 2, D])
     x = fd.ops.permute(x, [0, 2, 3, 1, 4])  # [B, G, per+2, T, D]
     q = fd.ops.slice(x, [0, 0, 0, 0, 0], [B, G, per, T, D])
@@ -118,39 +119,58 @@ def define_litgpt_forward(fd, cfg):
     q = fd.ops.reshape(q, [B, H, T, D])
     k = fd.ops.reshape(k, [B, H, T, D])
     v = fd.ops.reshape(v, [B, H, T, D])
-    shape = [B, H, T, D]
+    shape = [B, H, T, R]
 
     def bcast(t):
         return fd.ops.broadcast_in_dim(t, shape, [2, 3])
 
-    fd.add_output(_apply_rope(fd, q, bcast(cos), bcast(sin), shape))
-    fd.add_output(_apply_rope(fd, k, bcast(cos), bcast(sin), shape))
+    def rope(t):
+        if R == D:
+            return _apply_rope(fd, t, bcast(cos), bcast(sin), shape)
+        head = fd.ops.slice(t, [0, 0, 0, 0], shape)
+        tail = fd.ops.slice(t, [0, 0, 0, R], [B, H, T, D])
+        roped = _apply_rope(fd, head, bcast(cos), bcast(sin), shape)
+        return fd.ops.cat([roped, tail], dim=-1)
+
+    fd.add_output(rope(q))
+    fd.add_output(rope(k))
     if cfg.get("return_v", False):
         fd.add_output(v)
 
 
 def make_inputs_litgpt_forward(cfg, device="cpu"):
     B, T, H, G, D = cfg["B"], cfg["T"], cfg["H"], cfg["G"], cfg["D"]
+    R = cfg.get("R", D)
 
     def r(*s):
         return torch.randn(*s, device=device, dtype=torch.bfloat16)
-    return [r(B, T, (H + 2 * G) * D), r(T, D), r(T, D)]
+    return [r(B, T, (H + 2 * G) * D), r(T, R), r(T, R)]
 
 
-def eager_litgpt_forward(cfg, qkv, cos, sin):
+def _litgpt_heads(cfg, qkv):
+    """Eager split of the fused qkv into q, k, v of [B,H,T,D]."""
     B, T, H, G, D = cfg["B"], cfg["T"], cfg["H"], cfg["G"], cfg["D"]
     per = H // G
     x = qkv.view(B, T, G, per + 2, D).permute(0, 2, 3, 1, 4)
     q, k, v = x.split((per, 1, 1), dim=2)
     k = k.expand(B, G, per, T, D)
     v = v.expand(B, G, per, T, D)
-    q, k, v = (t.reshape(B, H, T, D) for t in (q, k, v))
+    return [t.reshape(B, H, T, D) for t in (q, k, v)]
+
+
+def _eager_rope(t, cos, sin):
+    half = t.shape[-1] // 2
+    return t * cos + torch.cat([-t[..., half:], t[..., :half]], dim=-1) * sin
+
+
+def eager_litgpt_forward(cfg, qkv, cos, sin):
+    q, k, v = _litgpt_heads(cfg, qkv)
+    R = cos.shape[-1]
 
     def rope(t):
-        t1, t2 = t[..., :D // 2], t[..., D // 2:]
-        rot = torch.cat([-t2, t1], dim=-1)
-        return (t.float() * cos.float() + rot.float() * sin.float()).to(
-            torch.bfloat16)
+        roped = _eager_rope(t[..., :R].float(), cos.float(),
+                            sin.float()).to(torch.bfloat16)
+        return torch.cat([roped, t[..., R:]], dim=-1)
 
     outs = [rope(q), rope(k)]
     if cfg.get("return_v", False):
@@ -209,29 +229,17 @@ def make_inputs_litgpt_backward(cfg, device="cpu"):
 def eager_litgpt_backward(cfg, gq, gk, gv, cos, sin):
     """The same gradient through torch.autograd on the eager forward."""
     B, T, H, G, D = cfg["B"], cfg["T"], cfg["H"], cfg["G"], cfg["D"]
-    c = dict(cfg, return_v=True)
     qkv = torch.zeros(B, T, (H + 2 * G) * D, dtype=torch.float32,
                       device=gq.device, requires_grad=True)
-    outs = eager_litgpt_forward_float(c, qkv, cos.float(), sin.float())
+    outs = eager_litgpt_forward_float(cfg, qkv, cos.float(), sin.float())
     torch.autograd.backward(outs, [gq.float(), gk.float(), gv.float()])
     return [qkv.grad]
 
 
 def eager_litgpt_forward_float(cfg, qkv, cos, sin):
-    """eager_litgpt_forward in float32 (for autograd checks)."""
-    B, T, H, G, D = cfg["B"], cfg["T"], cfg["H"], cfg["G"], cfg["D"]
-    per = H // G
-    x = qkv.view(B, T, G, per + 2, D).permute(0, 2, 3, 1, 4)
-    q, k, v = x.split((per, 1, 1), dim=2)
-    k = k.expand(B, G, per, T, D)
-    v = v.expand(B, G, per, T, D)
-    q, k, v = (t.reshape(B, H, T, D) for t in (q, k, v))
-
-    def rope(t):
-        t1, t2 = t[..., :D // 2], t[..., D // 2:]
-        return t * cos + torch.cat([-t2, t1], dim=-1) * sin
-
-    return [rope(q), rope(k), v]
+    """The LitGPT forward in float32, returning q, k and v (for autograd)."""
+    q, k, v = _litgpt_heads(cfg, qkv)
+    return [_eager_rope(q, cos, sin), _eager_rope(k, cos, sin), v]
 
 
 VARIANTS = {

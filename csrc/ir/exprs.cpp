@@ -2,22 +2,12 @@
 
 #include <sstream>
 
+#include "ir/list_string.h"
 #include "ir/val.h"
 
 namespace nvfuser {
 
 namespace {
-template <typename T>
-std::string listToString(const std::vector<T>& v) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < v.size(); ++i) {
-    os << (i ? ", " : "") << v[i];
-  }
-  os << "]";
-  return os.str();
-}
-
 std::string maskToDims(const std::vector<bool>& mask) {
   std::vector<int64_t> dims;
   for (size_t i = 0; i < mask.size(); ++i) {

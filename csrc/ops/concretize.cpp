@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "exceptions.h"
+#include "ir/list_string.h"
 #include "ops/arith.h"
 #include "ops/op_utils.h"
 #include "ops/replay.h"
@@ -17,16 +18,6 @@ namespace {
 
 std::string inputName(const Fusion& f, size_t i) {
   return "input " + std::to_string(i) + " (" + f.inputs()[i]->ref() + ")";
-}
-
-std::string sizesString(const std::vector<int64_t>& v) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < v.size(); ++i) {
-    os << (i ? ", " : "") << v[i];
-  }
-  os << "]";
-  return os.str();
 }
 
 // Declared dims ordered from outermost to innermost by stride order.
@@ -63,8 +54,8 @@ void checkContiguity(const Fusion& f, size_t idx, const TensorView* tv,
       NVF_CHECK(in.strides[d] == expected, inputName(f, idx),
                 " is not contiguous as declared: dim ", d, " has stride ",
                 in.strides[d], " but contiguity requires ", expected,
-                " (sizes ", sizesString(in.sizes), ", strides ",
-                sizesString(in.strides),
+                " (sizes ", listToString(in.sizes), ", strides ",
+                listToString(in.strides),
                 "); pass a contiguous tensor or declare contiguity False");
     }
     expected = in.strides[d] * in.sizes[d];
@@ -100,7 +91,7 @@ void validateInputs(const Fusion& f,
     NVF_CHECK(in.sizes.size() == dom.size(), inputName(f, i),
               " was defined with rank ", dom.size(),
               " but the tensor has rank ", in.sizes.size(), " (sizes ",
-              sizesString(in.sizes), ")");
+              listToString(in.sizes), ")");
     for (size_t d = 0; d < dom.size(); ++d) {
       int64_t s = in.sizes[d];
       if (dom[d].isBroadcast() && !dom[d].hasExpanded) {

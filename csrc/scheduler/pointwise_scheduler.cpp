@@ -4,20 +4,9 @@
 
 #include "analysis/tensor_shape.h"
 #include "ir/exprs.h"
+#include "ir/list_string.h"
 
 namespace nvfuser {
-
-namespace {
-std::string sizesToString(const std::vector<int64_t>& v) {
-  std::ostringstream os;
-  os << "[";
-  for (size_t i = 0; i < v.size(); ++i) {
-    os << (i ? ", " : "") << v[i];
-  }
-  os << "]";
-  return os.str();
-}
-}  // namespace
 
 Decision PointWiseScheduler::canSchedule(const SegmentView& view) const {
   for (const Expr* e : view.exprs()) {
@@ -35,7 +24,7 @@ Decision PointWiseScheduler::canSchedule(const SegmentView& view) const {
     if (s != loop) {
       return Decision::no(
           "pointwise outputs need one loop domain: " + outs[0]->ref() + " is " +
-          sizesToString(loop) + " but " + o->ref() + " is " + sizesToString(s));
+          listToString(loop) + " but " + o->ref() + " is " + listToString(s));
     }
   }
   return Decision::yes();

@@ -61,14 +61,14 @@ ScalarValue toScalarValue(const py::handle& h, const char* what) {
     return h.cast<double>();
   }
   NVF_THROW(Type, what, ": expected a Python bool, int or float, got ",
-            std::string(py::str(h.get_type().attr("__name__"))));
+            std::string(py::str(py::type::handle_of(h).attr("__name__"))));
 }
 
 std::vector<RuntimeArg> toRuntimeArgs(const Fusion& f, const py::list& in) {
   std::vector<RuntimeArg> args;
   size_t i = 0;
   for (const py::handle& h : in) {
-    std::string typeName = py::str(h.get_type().attr("__name__"));
+    std::string typeName = py::str(py::type::handle_of(h).attr("__name__"));
     if (THPVariable_Check(h.ptr())) {
       args.push_back(RuntimeArg::fromTensor(THPVariable_Unpack(h.ptr())));
     } else if (h.is_none()) {

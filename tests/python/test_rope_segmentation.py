@@ -119,6 +119,19 @@ def test_backward_matches_autograd():
     assert rel < 1e-2, rel.item()
 
 
+def test_partial_rotary_litgpt():
+    cfg = dict(B=1, T=8, H=4, G=4, D=20, R=8, return_v=True)
+    fd = build("litgpt_forward", cfg)
+    inputs = rf.make_inputs_litgpt_forward(cfg)
+    outs = fd.execute(inputs)
+    for o, r in zip(outs, rf.eager_litgpt_forward(cfg, *inputs)):
+        assert torch.equal(o, r)
+    assert len(outs) == 3
+    for disable in POLICIES.values():
+        for o, r in zip(fd.execute(inputs, _disable_options=disable), outs):
+            assert torch.equal(o, r)
+
+
 def test_gqa_without_repeat():
     cfg = dict(B=1, T=8, H=4, G=4, D=16)
     fd = build("litgpt_forward", cfg)
