@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "compiler/nvrtc_compiler.h"
 #include "exceptions.h"
 #include "runtime/aten_evaluator.h"
 #include "segmenter/segment_candidate_finder.h"
@@ -45,11 +46,17 @@ FusionExecutorCache::Entry& FusionExecutorCache::lookup(
   entry->runtime = std::make_unique<SegmentedRuntime>(
       segmentFusion(*entry->concrete.fusion, options));
   dumpSegmentation(entry->runtime->segmented(), options);
+  if (options.dump("segmenter_logging")) {
+    for (const std::string& note : entry->runtime->fallbackNotes()) {
+      std::cout << "[runtime] " << note << "\n";
+    }
+    std::cout << std::flush;
+  }
   return *entries_.emplace(key, std::move(entry)).first->second;
 }
 
 std::vector<at::Tensor> FusionExecutorCache::run(
-    const std::vector<RuntimeArg>& args, const Options& options) {
+    const std::vector<RuntimeArg>& args, const Options& options, void* stream) {
   NVF_CHECK(args.size() == fusion_->inputs().size(), "execute: the fusion has ",
             fusion_->inputs().size(), " inputs but ", args.size(),
             " were given");
@@ -59,7 +66,39 @@ std::vector<at::Tensor> FusionExecutorCache::run(
   }
   Entry& entry = lookup(args, options);
   last_ = &entry;
-  return entry.runtime->run(args, device);
+  return entry.runtime->run(args, device, stream, options);
+}
+
+std::vector<std::string> FusionExecutorCache::cudaCodeFor(
+    const std::vector<RuntimeArg>& args, const Options& options,
+    const std::string& arch) {
+  NVF_CHECK(args.size() == fusion_->inputs().size(),
+            "cuda_code_for: the "
+            "fusion has ",
+            fusion_->inputs().size(), " inputs but ", args.size(),
+            " were given");
+  Entry& entry = lookup(args, options);
+  std::vector<std::string> sources;
+  for (const auto& kernel : entry.runtime->kernels()) {
+    if (kernel) {
+      const KernelSource& ks = kernel->source();
+      compileWithNvrtc(ks.code, ks.name, arch);
+      sources.push_back(ks.code);
+    }
+  }
+  return sources;
+}
+
+std::vector<std::string> FusionExecutorCache::lastCudaCode() const {
+  std::vector<std::string> sources;
+  if (last_ != nullptr) {
+    for (const auto& kernel : last_->runtime->kernels()) {
+      if (kernel) {
+        sources.push_back(kernel->source().code);
+      }
+    }
+  }
+  return sources;
 }
 
 std::vector<at::Tensor> FusionExecutorCache::runUnsegmented(

@@ -23,8 +23,16 @@ class FusionExecutorCache {
   explicit FusionExecutorCache(std::unique_ptr<Fusion> fusion)
       : fusion_(std::move(fusion)) {}
 
+  // stream: the caller's CUDA stream (nullptr: the default stream).
   std::vector<at::Tensor> run(const std::vector<RuntimeArg>& args,
-                              const Options& options);
+                              const Options& options, void* stream = nullptr);
+  // Segments for these args (without running) and returns the generated
+  // kernels' sources, each compiled with NVRTC for arch.
+  std::vector<std::string> cudaCodeFor(const std::vector<RuntimeArg>& args,
+                                       const Options& options,
+                                       const std::string& arch);
+  // The generated kernels of the last run's segmentation.
+  std::vector<std::string> lastCudaCode() const;
   // The whole fusion through the ATen evaluator, unsegmented: the oracle.
   std::vector<at::Tensor> runUnsegmented(const std::vector<RuntimeArg>& args,
                                          const Options& options);

@@ -12,7 +12,27 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented)
   const Fusion& complete = segmented_->completeFusion();
   std::unordered_map<const Val*, size_t> lastUse;
   for (size_t i = 0; i < segmented_->groups().size(); ++i) {
-    segments_.push_back(extractSegment(segmented_->groups()[i]));
+    const SegmentedGroup& g = segmented_->groups()[i];
+    segments_.push_back(extractSegment(g));
+    std::unique_ptr<PointwiseKernel> kernel;
+    if (g.scheduler == SchedulerType::PointWise) {
+      Decision d = canGeneratePointwise(*segments_.back().fusion);
+      if (d) {
+        kernel = std::make_unique<PointwiseKernel>(generatePointwiseKernel(
+            *segments_.back().fusion,
+            "nvfuser_pointwise_g" + std::to_string(g.id)));
+      } else {
+        fallbackNotes_.push_back("group g" + std::to_string(g.id) +
+                                 " runs through ATen: " + d.reason());
+      }
+    } else if (g.scheduler != SchedulerType::NoOp &&
+               g.scheduler != SchedulerType::ExprEval) {
+      fallbackNotes_.push_back("group g" + std::to_string(g.id) + " (" +
+                               toString(g.scheduler) +
+                               ") runs through ATen: no kernel generator for "
+                               "this scheduler yet");
+    }
+    kernels_.push_back(std::move(kernel));
     for (const Val* v : segments_.back().inputs) {
       lastUse[v] = i;
     }
@@ -26,7 +46,8 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented)
 }
 
 std::vector<at::Tensor> SegmentedRuntime::run(
-    const std::vector<RuntimeArg>& args, at::Device device) const {
+    const std::vector<RuntimeArg>& args, at::Device device, void* stream,
+    const Options& options) {
   const Fusion& complete = segmented_->completeFusion();
   std::unordered_map<const Val*, RuntimeArg> values;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -42,7 +63,9 @@ std::vector<at::Tensor> SegmentedRuntime::run(
       segArgs.push_back(it->second);
     }
     std::vector<at::Tensor> outs =
-        AtenEvaluator::run(*seg.fusion, segArgs, device);
+        device.is_cuda() && kernels_[g]
+            ? kernels_[g]->run(segArgs, device, stream, options)
+            : AtenEvaluator::run(*seg.fusion, segArgs, device);
     for (size_t k = 0; k < outs.size(); ++k) {
       values[seg.outputs[k]] = RuntimeArg::fromTensor(std::move(outs[k]));
     }

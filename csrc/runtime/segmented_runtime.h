@@ -7,6 +7,8 @@
 #include <memory>
 #include <vector>
 
+#include "options.h"
+#include "runtime/pointwise_kernel.h"
 #include "runtime/runtime_args.h"
 #include "segmenter/segment_extractor.h"
 #include "segmenter/segmented_fusion.h"
@@ -17,14 +19,28 @@ class SegmentedRuntime {
  public:
   explicit SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented);
 
+  // On a CUDA device, pointwise groups run as generated kernels on
+  // `stream`; every other group runs through ATen on the device.
   std::vector<at::Tensor> run(const std::vector<RuntimeArg>& args,
-                              at::Device device) const;
+                              at::Device device, void* stream,
+                              const Options& options);
+  // The generated kernel of each group (nullptr where there is none).
+  const std::vector<std::unique_ptr<PointwiseKernel>>& kernels() const {
+    return kernels_;
+  }
+  // Why groups without a kernel have none; printed once with
+  // NVFUSER_DUMP=segmenter_logging.
+  const std::vector<std::string>& fallbackNotes() const {
+    return fallbackNotes_;
+  }
   const SegmentedFusion& segmented() const { return *segmented_; }
   const std::vector<ExtractedSegment>& segments() const { return segments_; }
 
  private:
   std::unique_ptr<SegmentedFusion> segmented_;
   std::vector<ExtractedSegment> segments_;
+  std::vector<std::unique_ptr<PointwiseKernel>> kernels_;
+  std::vector<std::string> fallbackNotes_;
   // For each group, the values whose last reader it is.
   std::vector<std::vector<const Val*>> releaseAfter_;
 };

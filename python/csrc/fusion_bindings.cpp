@@ -253,20 +253,32 @@ void bindFusion(py::module_& m) {
            })
       .def("num_cached_signatures",
            [](PyFusion& self) { return self.cache().numCachedSignatures(); })
-      .def("execute", [](PyFusion& self, const py::list& inputs,
-                         const std::vector<std::string>& enable,
-                         const std::vector<std::string>& disable) {
-        FusionExecutorCache& cache = self.cache();
-        Options options =
-            Options::fromEnvironment().withOverrides(enable, disable);
-        std::vector<RuntimeArg> args = toRuntimeArgs(cache.fusion(), inputs);
-        std::vector<at::Tensor> outs;
-        {
-          py::gil_scoped_release release;
-          outs = cache.run(args, options);
-        }
-        return outs;
-      });
+      .def("execute",
+           [](PyFusion& self, const py::list& inputs,
+              const std::vector<std::string>& enable,
+              const std::vector<std::string>& disable, uint64_t stream) {
+             FusionExecutorCache& cache = self.cache();
+             Options options =
+                 Options::fromEnvironment().withOverrides(enable, disable);
+             std::vector<RuntimeArg> args =
+                 toRuntimeArgs(cache.fusion(), inputs);
+             py::gil_scoped_release release;
+             return cache.run(args, options, reinterpret_cast<void*>(stream));
+           })
+      .def("cuda_code_for",
+           [](PyFusion& self, const py::list& inputs, const std::string& arch,
+              const std::vector<std::string>& enable,
+              const std::vector<std::string>& disable) {
+             FusionExecutorCache& cache = self.cache();
+             Options options =
+                 Options::fromEnvironment().withOverrides(enable, disable);
+             std::vector<RuntimeArg> args =
+                 toRuntimeArgs(cache.fusion(), inputs);
+             py::gil_scoped_release release;
+             return cache.cudaCodeFor(args, options, arch);
+           })
+      .def("last_cuda_code",
+           [](PyFusion& self) { return self.cache().lastCudaCode(); });
 }
 
 }  // namespace nvfuser::python

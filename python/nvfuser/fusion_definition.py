@@ -62,6 +62,14 @@ def compute_layout(sizes, strides):
     return contiguity, stride_order
 
 
+def _current_stream(inputs):
+    """The current CUDA stream of the inputs' device (0 on the CPU)."""
+    for t in inputs:
+        if isinstance(t, torch.Tensor) and t.is_cuda:
+            return torch.cuda.current_stream(t.device).cuda_stream
+    return 0
+
+
 class FusionDefinition:
     """Defines a fusion inside a ``with`` block, then executes it.
 
@@ -274,7 +282,23 @@ class FusionDefinition:
         del override_user_schedule, capture_debug_output, profile
         args = self._prepare_execute(inputs, device, _enable_options,
                                      _disable_options)
-        return self._fusion.execute(*args)
+        return self._fusion.execute(*args, _current_stream(args[0]))
+
+    def cuda_code_for(self, inputs, arch="sm_90", *, _enable_options=None,
+                      _disable_options=None):
+        """Segments the fusion for these inputs (CPU tensors of the right
+        shapes and dtypes are fine), generates every kernel, compiles each
+        with NVRTC for ``arch`` and returns their sources. Needs no GPU."""
+        if not isinstance(arch, str) or not arch.startswith("sm_"):
+            raise ValueError("cuda_code_for: arch must look like 'sm_90', "
+                             "got %r" % (arch,))
+        args = self._prepare_execute(inputs, None, _enable_options,
+                                     _disable_options)
+        return self._fusion.cuda_code_for(args[0], arch, args[1], args[2])
+
+    def last_cuda_code(self):
+        """Sources of the generated kernels of the last execute."""
+        return self._fusion.last_cuda_code()
 
     def execute_unsegmented(self, inputs, *, _enable_options=None,
                             _disable_options=None):

@@ -1,0 +1,131 @@
+"""GPU benchmark of generated pointwise kernels (run on the device).
+
+Measures, in one run: the copy bandwidth of torch, a bf16 elementwise fusion
+over 1 GiB, RoPE forward fusions (Hugging Face and LitGPT, T=4096) against
+their minimal bytes, the host overhead of a second execute on tiny tensors,
+and the first-call time (segment + generate + NVRTC + launch).
+
+    python3 benchmarks/pointwise_bench.py [--json PATH]
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "rope"))
+
+from nvfuser import DataType, FusionDefinition  # noqa: E402
+import rope_fusions as rf  # noqa: E402
+
+
+def gpu_time_ms(fn, reps=20, warmup=3):
+    """Median time of fn() in ms, measured with CUDA events."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def nbytes(ts):
+    return sum(t.numel() * t.element_size() for t in ts)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--json", default="pointwise_bench.json")
+    args = parser.parse_args()
+    dev = "cuda"
+    rows = []
+
+    # Copy bandwidth: bytes read + written.
+    n = (1 << 30) // 2
+    x = torch.randn(n, device=dev, dtype=torch.bfloat16)
+    y = torch.empty_like(x)
+    ms = gpu_time_ms(lambda: y.copy_(x))
+    copy_bw = 2 * x.numel() * 2 / ms / 1e6  # GB/s
+    rows.append(dict(name="torch copy 1 GiB bf16", ms=ms, gbps=copy_bw,
+                     frac=1.0))
+
+    # Elementwise bf16 over 1 GiB.
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        fd.add_output(fd.ops.cast(fd.ops.add(fd.ops.mul(t, 2.0), 1.0),
+                                  DataType.BFloat16))
+    out = fd.execute([x])[0]
+    torch.testing.assert_close(out, (x.float() * 2 + 1).bfloat16())
+    ms = gpu_time_ms(lambda: fd.execute([x]))
+    bw = nbytes([x, out]) / ms / 1e6
+    rows.append(dict(name="elementwise x*2+1 bf16 1 GiB", ms=ms, gbps=bw,
+                     frac=bw / copy_bw))
+    del x, y, out
+
+    cfg = dict(B=2, T=4096, H=32, G=8, D=128)
+    for name in ("hf_forward", "litgpt_forward"):
+        define, make, eager = rf.VARIANTS[name]
+        inputs = make(cfg, device=dev)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        with FusionDefinition() as fd:
+            define(fd, cfg)
+        outs = fd.execute(inputs)
+        torch.cuda.synchronize()
+        first = (time.perf_counter() - t0) * 1e3
+        for o, r in zip(outs, eager(cfg, *inputs)):
+            torch.testing.assert_close(o, r, rtol=1e-2, atol=1e-2)
+        ms = gpu_time_ms(lambda: fd.execute(inputs))
+        eager_ms = gpu_time_ms(lambda: eager(cfg, *inputs))
+        minimal = nbytes(inputs) + nbytes(outs)
+        seg = fd.last_segmentation()
+        bw = minimal / ms / 1e6
+        rows.append(dict(name=name + " T=4096", ms=ms, gbps=bw,
+                         frac=bw / copy_bw, eager_ms=eager_ms,
+                         first_call_ms=first, segments=len(seg["groups"]),
+                         kernels=len(fd.last_cuda_code())))
+
+    # Host overhead of a second call: one kernel on tiny tensors.
+    a = torch.randn(16, device=dev)
+    with FusionDefinition() as fd:
+        fd.add_output(fd.ops.neg(fd.from_pytorch(a)))
+    fd.execute([a])
+    torch.cuda.synchronize()
+    calls = 2000
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fd.execute([a])
+    torch.cuda.synchronize()
+    overhead_us = (time.perf_counter() - t0) / calls * 1e6
+    rows.append(dict(name="execute() tiny tensor, per call", ms=overhead_us /
+                     1e3, gbps=0.0, frac=0.0))
+
+    print("\n| benchmark | ms | GB/s | of copy BW | extra |")
+    print("|---|---|---|---|---|")
+    for r in rows:
+        extra = ", ".join("%s=%s" % (k, ("%.3f" % v) if isinstance(v, float)
+                                     else v)
+                          for k, v in r.items()
+                          if k not in ("name", "ms", "gbps", "frac"))
+        print("| %s | %.4f | %.0f | %.1f%% | %s |" %
+              (r["name"], r["ms"], r["gbps"], 100 * r["frac"], extra))
+    print("host overhead per execute (tiny tensor): %.1f us" % overhead_us)
+    with open(args.json, "w") as f:
+        json.dump(dict(gpu=torch.cuda.get_device_name(), rows=rows,
+                       overhead_us=overhead_us), f, indent=2)
+    print("wrote", args.json)
+
+
+if __name__ == "__main__":
+    main()

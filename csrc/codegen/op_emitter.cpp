@@ -1,0 +1,193 @@
+#include "codegen/op_emitter.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "exceptions.h"
+
+namespace nvfuser {
+
+std::string cudaType(DataType t) {
+  switch (t) {
+    case DataType::Double:
+      return "double";
+    case DataType::Float:
+      return "float";
+    case DataType::Half:
+      return "nvf_half";
+    case DataType::BFloat16:
+      return "nvf_bf16";
+    case DataType::Int:
+      return "int64_t";
+    case DataType::Int32:
+      return "int";
+    case DataType::Bool:
+      return "bool";
+    default:
+      NVF_THROW(NotImplemented, "no CUDA type for ", toString(t));
+  }
+}
+
+std::string castExpr(DataType from, DataType to, const std::string& e) {
+  if (from == to) {
+    return e;
+  }
+  if (from == DataType::Half || from == DataType::BFloat16) {
+    std::string f =
+        std::string(from == DataType::Half ? "nvf_h2f" : "nvf_b2f") + "(" + e +
+        ")";
+    return castExpr(DataType::Float, to, f);
+  }
+  if (to == DataType::Half || to == DataType::BFloat16) {
+    std::string f = castExpr(from, DataType::Float, e);
+    return std::string(to == DataType::Half ? "nvf_f2h" : "nvf_f2b") + "(" + f +
+           ")";
+  }
+  if (to == DataType::Bool) {
+    return "((" + e + ") != 0)";
+  }
+  return "((" + cudaType(to) + ")(" + e + "))";
+}
+
+std::string literal(const ScalarValue& v, DataType t) {
+  std::string text;
+  DataType from = DataType::Double;
+  if (auto* b = std::get_if<bool>(&v)) {
+    text = *b ? "true" : "false";
+    from = DataType::Bool;
+  } else if (auto* i = std::get_if<int64_t>(&v)) {
+    text = "(int64_t)" + std::to_string(*i) + "LL";
+    from = DataType::Int;
+  } else {
+    double d = std::get<double>(v);
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.17g", d);
+    text = buf;
+    if (std::isnan(d)) {
+      text = "__longlong_as_double(0x7ff8000000000000LL)";
+    } else if (std::isinf(d)) {
+      text = d > 0 ? "__longlong_as_double(0x7ff0000000000000LL)"
+                   : "__longlong_as_double(0xfff0000000000000LL)";
+    } else if (text.find_first_of(".eE") == std::string::npos) {
+      text += ".0";
+    }
+  }
+  return castExpr(from, t, text);
+}
+
+namespace {
+std::string math(const char* name, DataType t, const std::string& x) {
+  NVF_ASSERT(isFloatingType(t), "math function ", name, " on ", toString(t));
+  return std::string(name) + (t == DataType::Float ? "f(" : "(") + x + ")";
+}
+}  // namespace
+
+std::string unaryExpr(UnaryOpType op, DataType t, const std::string& x) {
+  const std::string one = t == DataType::Float ? "1.f" : "1.0";
+  switch (op) {
+    case UnaryOpType::Neg:
+      return "(-" + x + ")";
+    case UnaryOpType::Abs:
+      return isFloatingType(t) ? math("fabs", t, x)
+                               : "(" + x + " < 0 ? -" + x + " : " + x + ")";
+    case UnaryOpType::Exp:
+      return math("exp", t, x);
+    case UnaryOpType::Log:
+      return math("log", t, x);
+    case UnaryOpType::Sqrt:
+      return math("sqrt", t, x);
+    case UnaryOpType::Rsqrt:
+      return math("rsqrt", t, x);
+    case UnaryOpType::Reciprocal:
+      return "(" + one + " / " + x + ")";
+    case UnaryOpType::Sin:
+      return math("sin", t, x);
+    case UnaryOpType::Cos:
+      return math("cos", t, x);
+    case UnaryOpType::Tanh:
+      return math("tanh", t, x);
+    case UnaryOpType::Sigmoid:
+      return "(" + one + " / (" + one + " + " + math("exp", t, "-" + x) + "))";
+    case UnaryOpType::Relu:
+      return "(" + x + " <= 0 ? (" + cudaType(t) + ")0 : " + x + ")";
+    case UnaryOpType::Silu:
+      return "(" + x + " / (" + one + " + " + math("exp", t, "-" + x) + "))";
+    case UnaryOpType::Gelu:
+      return "(" + x + " * (" + one + " + " +
+             math("erf", t, x + " * (" + cudaType(t) + ")0.70710678118654752") +
+             ") * (" + cudaType(t) + ")0.5)";
+    case UnaryOpType::Erf:
+      return math("erf", t, x);
+    case UnaryOpType::Floor:
+      return isFloatingType(t) ? math("floor", t, x) : x;
+    case UnaryOpType::Ceil:
+      return isFloatingType(t) ? math("ceil", t, x) : x;
+    case UnaryOpType::Round:
+      return isFloatingType(t) ? math("rint", t, x) : x;
+    case UnaryOpType::IsNan:
+      return isFloatingType(t) ? "(" + x + " != " + x + ")" : "false";
+    case UnaryOpType::LogicalNot:
+      return "(!" + x + ")";
+    case UnaryOpType::BitwiseNot:
+      return t == DataType::Bool ? "(!" + x + ")" : "(~" + x + ")";
+    case UnaryOpType::Cast:
+      break;
+  }
+  NVF_THROW(Internal, "unaryExpr: unhandled op ", toString(op));
+}
+
+std::string binaryExpr(BinaryOpType op, DataType t, const std::string& a,
+                       const std::string& b) {
+  auto infix = [&](const char* o) { return "(" + a + " " + o + " " + b + ")"; };
+  switch (op) {
+    case BinaryOpType::Add:
+      return infix("+");
+    case BinaryOpType::Sub:
+      return infix("-");
+    case BinaryOpType::Mul:
+      return infix("*");
+    case BinaryOpType::Div:
+      return infix("/");  // C division truncates integers, like nvFuser
+    case BinaryOpType::Pow:
+      return isFloatingType(t)
+                 ? std::string(t == DataType::Float ? "powf(" : "pow(") + a +
+                       ", " + b + ")"
+                 : "nvf_ipow(" + a + ", " + b + ")";
+    case BinaryOpType::Fmod:
+      return isFloatingType(t)
+                 ? std::string(t == DataType::Float ? "fmodf(" : "fmod(") + a +
+                       ", " + b + ")"
+                 : infix("%");
+    case BinaryOpType::Remainder:
+      return "nvf_remainder(" + a + ", " + b + ")";
+    case BinaryOpType::Maximum:
+      return "nvf_max(" + a + ", " + b + ")";
+    case BinaryOpType::Minimum:
+      return "nvf_min(" + a + ", " + b + ")";
+    case BinaryOpType::Eq:
+      return infix("==");
+    case BinaryOpType::Ne:
+      return infix("!=");
+    case BinaryOpType::Lt:
+      return infix("<");
+    case BinaryOpType::Le:
+      return infix("<=");
+    case BinaryOpType::Gt:
+      return infix(">");
+    case BinaryOpType::Ge:
+      return infix(">=");
+    case BinaryOpType::LogicalAnd:
+      return infix("&&");
+    case BinaryOpType::LogicalOr:
+      return infix("||");
+    case BinaryOpType::BitwiseAnd:
+      return infix("&");
+    case BinaryOpType::BitwiseOr:
+      return infix("|");
+    case BinaryOpType::BitwiseXor:
+      return infix("^");
+  }
+  NVF_THROW(Internal, "binaryExpr: unhandled op");
+}
+
+}  // namespace nvfuser

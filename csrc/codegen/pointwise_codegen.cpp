@@ -1,0 +1,461 @@
+#include "codegen/pointwise_codegen.h"
+
+#include <map>
+#include <sstream>
+
+#include "analysis/tensor_shape.h"
+#include "codegen/device_helpers.h"
+#include "codegen/op_emitter.h"
+#include "exceptions.h"
+#include "ir/exprs.h"
+#include "scheduler/scheduler.h"
+
+namespace nvfuser {
+
+namespace {
+
+using Index = std::vector<std::string>;
+
+std::string join(const Index& idx) {
+  std::string s;
+  for (const std::string& i : idx) {
+    s += i + ",";
+  }
+  return s;
+}
+
+class PointwiseKernelGenerator {
+ public:
+  explicit PointwiseKernelGenerator(const Fusion& f) : fusion_(f) {
+    scopes_.emplace_back();
+  }
+
+  KernelSource generate(const std::string& name);
+
+ private:
+  std::string valueAt(const Val* v, const Index& idx);
+  std::string compute(const Expr* e, const Val* v, const Index& idx);
+  std::string scalar(const Val* v);
+  std::string operand(const Val* v, const Index& idx, DataType to);
+  Index operandIndex(const TensorView* tv, const Index& idx) const;
+  std::string emit(DataType t, const std::string& expr);
+  std::string emitIndex(const std::string& expr);
+  std::string load(const TensorView* tv, const Index& idx);
+  std::string branchValue(const Val* v, const Index& idx);
+  void line(const std::string& s) {
+    body_ << std::string(indent_, ' ') << s << "\n";
+  }
+  const std::string* cached(const std::string& key) const;
+
+  const Fusion& fusion_;
+  std::ostringstream body_;
+  int indent_ = 4;
+  int counter_ = 0;
+  std::vector<std::map<std::string, std::string>> scopes_;
+  std::map<const Val*, std::string> paramName_;
+};
+
+const std::string* PointwiseKernelGenerator::cached(
+    const std::string& key) const {
+  for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+    auto f = it->find(key);
+    if (f != it->end()) {
+      return &f->second;
+    }
+  }
+  return nullptr;
+}
+
+std::string PointwiseKernelGenerator::emit(DataType t,
+                                           const std::string& expr) {
+  std::string name = "v" + std::to_string(counter_++);
+  line(cudaType(t) + " " + name + " = " + expr + ";");
+  return name;
+}
+
+std::string PointwiseKernelGenerator::emitIndex(const std::string& expr) {
+  const std::string key = "#" + expr;
+  if (const std::string* hit = cached(key)) {
+    return *hit;
+  }
+  std::string name = "j" + std::to_string(counter_++);
+  line("int64_t " + name + " = " + expr + ";");
+  scopes_.back()[key] = name;
+  return name;
+}
+
+Index PointwiseKernelGenerator::operandIndex(const TensorView* tv,
+                                             const Index& idx) const {
+  std::vector<int64_t> shape = concreteShape(tv);
+  NVF_ASSERT(shape.size() == idx.size(), "rank mismatch for ", tv->ref());
+  Index out = idx;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) {
+      out[d] = "0";
+    }
+  }
+  return out;
+}
+
+std::string PointwiseKernelGenerator::load(const TensorView* tv,
+                                           const Index& idx) {
+  std::vector<int64_t> shape = concreteShape(tv);
+  std::string offset;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1 || idx[d] == "0") {
+      continue;
+    }
+    offset += (offset.empty() ? "" : " + ") + idx[d] + " * " +
+              paramName_.at(tv) + ".stride[" + std::to_string(d) + "]";
+  }
+  return paramName_.at(tv) + ".data[" + (offset.empty() ? "0" : offset) + "]";
+}
+
+std::string PointwiseKernelGenerator::scalar(const Val* v) {
+  const Scalar* s = v->asScalar();
+  if (s->isConst()) {
+    return literal(*s->value(), s->dtype());
+  }
+  auto p = paramName_.find(v);
+  if (p != paramName_.end()) {
+    return p->second;
+  }
+  return valueAt(v, {});
+}
+
+std::string PointwiseKernelGenerator::operand(const Val* v, const Index& idx,
+                                              DataType to) {
+  std::string x =
+      v->isTensor() ? valueAt(v, operandIndex(v->asTensor(), idx)) : scalar(v);
+  return castExpr(v->dtype(), to, x);
+}
+
+std::string PointwiseKernelGenerator::valueAt(const Val* v, const Index& idx) {
+  if (!v->isTensor()) {
+    if (v->asScalar()->isConst() || paramName_.count(v)) {
+      return scalar(v);
+    }
+  }
+  const std::string key = v->ref() + "@" + join(idx);
+  if (const std::string* hit = cached(key)) {
+    return *hit;
+  }
+  std::string var;
+  if (v->isTensor() && paramName_.count(v)) {
+    var =
+        emit(v->dtype(), load(v->asTensor(), operandIndex(v->asTensor(), idx)));
+  } else {
+    NVF_ASSERT(v->definition() != nullptr, "no definition for ", v->ref());
+    var = compute(v->definition(), v, idx);
+  }
+  scopes_.back()[key] = var;
+  return var;
+}
+
+// A value computed inside a branch: its own cache scope, so nothing computed
+// under the branch's condition is reused outside it.
+std::string PointwiseKernelGenerator::branchValue(const Val* v,
+                                                  const Index& idx) {
+  scopes_.emplace_back();
+  std::string x = valueAt(v, idx);
+  scopes_.pop_back();
+  return x;
+}
+
+std::string PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
+                                              const Index& idx) {
+  const DataType out = v->dtype();
+  switch (e->type()) {
+    case ExprType::Unary: {
+      auto* u = exprAs<UnaryOp>(e);
+      const Val* in = e->input(0);
+      if (u->op() == UnaryOpType::Cast) {
+        return emit(out, operand(in, idx, out));
+      }
+      DataType t = out;
+      if (u->op() == UnaryOpType::IsNan) {
+        t = isReducedFloat(in->dtype()) ? DataType::Float : in->dtype();
+      } else if (u->op() == UnaryOpType::LogicalNot) {
+        t = DataType::Bool;
+      } else if (u->op() == UnaryOpType::BitwiseNot) {
+        t = in->dtype();
+      }
+      return emit(out, castExpr(t == DataType::Bool ? DataType::Bool : t, out,
+                                unaryExpr(u->op(), t, operand(in, idx, t))));
+    }
+    case ExprType::Binary: {
+      auto* b = exprAs<BinaryOp>(e);
+      DataType t = b->computeType();
+      std::string r = binaryExpr(b->op(), t, operand(e->input(0), idx, t),
+                                 operand(e->input(1), idx, t));
+      DataType rt = isComparison(b->op()) ? DataType::Bool : t;
+      return emit(out, castExpr(rt, out, r));
+    }
+    case ExprType::Ternary: {
+      auto* t3 = exprAs<TernaryOp>(e);
+      DataType t = t3->computeType();
+      if (t3->op() == TernaryOpType::Where) {
+        std::string c = operand(e->input(0), idx, DataType::Bool);
+        return emit(out, "(" + c + " ? " + operand(e->input(1), idx, t) +
+                             " : " + operand(e->input(2), idx, t) + ")");
+      }
+      std::string a = operand(e->input(0), idx, t);
+      std::string b = operand(e->input(1), idx, t);
+      std::string c = operand(e->input(2), idx, t);
+      if (t3->op() == TernaryOpType::Clamp) {
+        return emit(out, "nvf_min(nvf_max(" + a + ", " + b + "), " + c + ")");
+      }
+      // ATen's lerp: exact at both ends.
+      return emit(out, "(" + c + " < (" + cudaType(t) + ")0.5 ? " + a + " + " +
+                           c + " * (" + b + " - " + a + ") : " + b + " - (" +
+                           b + " - " + a + ") * ((" + cudaType(t) + ")1 - " +
+                           c + "))");
+    }
+    case ExprType::Broadcast: {
+      const auto& mask = exprAs<BroadcastOp>(e)->isBroadcastDim();
+      Index in;
+      for (size_t d = 0; d < mask.size(); ++d) {
+        if (!mask[d]) {
+          in.push_back(idx[d]);
+        }
+      }
+      return valueAt(e->input(0), in);
+    }
+    case ExprType::Expand:
+    case ExprType::LoadStore:
+      return valueAt(e->input(0), operandIndex(e->input(0)->asTensor(), idx));
+    case ExprType::Permute: {
+      const auto& perm = exprAs<PermuteOp>(e)->perm();
+      Index in(perm.size());
+      for (size_t i = 0; i < perm.size(); ++i) {
+        in[perm[i]] = idx[i];
+      }
+      return valueAt(e->input(0), in);
+    }
+    case ExprType::Squeeze: {
+      const auto& mask = exprAs<SqueezeOp>(e)->isSqueezed();
+      Index in;
+      size_t next = 0;
+      for (bool squeezed : mask) {
+        in.push_back(squeezed ? "0" : idx[next++]);
+      }
+      return valueAt(e->input(0), in);
+    }
+    case ExprType::Reshape: {
+      std::vector<int64_t> outShape = concreteShape(v->asTensor());
+      const TensorView* inTv = e->input(0)->asTensor();
+      std::vector<int64_t> inShape = concreteShape(inTv);
+      std::string linear;
+      int64_t stride = 1;
+      for (size_t d = outShape.size(); d-- > 0;) {
+        if (outShape[d] != 1) {
+          linear = idx[d] +
+                   (stride == 1 ? "" : " * " + std::to_string(stride)) +
+                   (linear.empty() ? "" : " + " + linear);
+        }
+        stride *= outShape[d];
+      }
+      std::string l = linear.empty() ? "0" : emitIndex(linear);
+      Index in(inShape.size(), "0");
+      stride = 1;
+      for (size_t d = inShape.size(); d-- > 0;) {
+        if (inShape[d] != 1) {
+          std::string q =
+              stride == 1 ? l : "(" + l + " / " + std::to_string(stride) + ")";
+          in[d] = emitIndex(q + " % " + std::to_string(inShape[d]));
+        }
+        stride *= inShape[d];
+      }
+      return valueAt(inTv, in);
+    }
+    case ExprType::Slice: {
+      const auto& ranges = exprAs<SliceOp>(e)->ranges();
+      Index in;
+      for (size_t d = 0; d < ranges.size(); ++d) {
+        std::string i = idx[d];
+        if (ranges[d].step != 1) {
+          i = "(" + i + " * " + std::to_string(ranges[d].step) + ")";
+        }
+        if (ranges[d].start != 0) {
+          i = "(" + i + " + " + std::to_string(ranges[d].start) + ")";
+        }
+        in.push_back(i);
+      }
+      return valueAt(e->input(0), operandIndex(e->input(0)->asTensor(), in));
+    }
+    case ExprType::Pad: {
+      const auto& widths = exprAs<PadOp>(e)->widths();
+      const TensorView* inTv = e->input(0)->asTensor();
+      std::vector<int64_t> inShape = concreteShape(inTv);
+      std::string cond;
+      Index in;
+      for (size_t d = 0; d < widths.size(); ++d) {
+        int64_t before = widths[d].first;
+        if (widths[d].first == 0 && widths[d].second == 0) {
+          in.push_back(idx[d]);
+          continue;
+        }
+        std::string i =
+            before ? "(" + idx[d] + " - " + std::to_string(before) + ")"
+                   : idx[d];
+        cond += (cond.empty() ? "" : " && ") + std::string("(") + idx[d] +
+                " >= " + std::to_string(before) + " && " + idx[d] + " < " +
+                std::to_string(before + inShape[d]) + ")";
+        in.push_back(i);
+      }
+      std::string var = "v" + std::to_string(counter_++);
+      line(cudaType(out) + " " + var + ";");
+      line("if (" + cond + ") {");
+      indent_ += 2;
+      line(var + " = " +
+           castExpr(inTv->dtype(), out,
+                    branchValue(inTv, operandIndex(inTv, in))) +
+           ";");
+      indent_ -= 2;
+      line("} else {");
+      line("  " + var + " = " + operand(e->input(1), idx, out) + ";");
+      line("}");
+      return var;
+    }
+    case ExprType::Cat: {
+      const int64_t dim = exprAs<CatOp>(e)->dim();
+      std::string var = "v" + std::to_string(counter_++);
+      line(cudaType(out) + " " + var + ";");
+      int64_t offset = 0;
+      const size_t n = e->inputs().size();
+      for (size_t k = 0; k < n; ++k) {
+        const TensorView* part = e->input(k)->asTensor();
+        int64_t extent = concreteShape(part)[dim];
+        Index in = idx;
+        if (offset != 0) {
+          in[dim] = "(" + idx[dim] + " - " + std::to_string(offset) + ")";
+        }
+        std::string head = k == 0 ? "if" : "} else if";
+        if (k + 1 == n) {
+          line(k == 0 ? "{" : "} else {");
+        } else {
+          line(head + " (" + idx[dim] + " < " +
+               std::to_string(offset + extent) + ") {");
+        }
+        indent_ += 2;
+        line(var + " = " +
+             castExpr(part->dtype(), out,
+                      branchValue(part, operandIndex(part, in))) +
+             ";");
+        indent_ -= 2;
+        offset += extent;
+      }
+      line("}");
+      return var;
+    }
+    case ExprType::Full:
+      return emit(out, operand(e->input(0), idx, out));
+    case ExprType::Iota: {
+      DataType t = isIntegralType(out) ? DataType::Int : DataType::Double;
+      std::string r = "(" + operand(e->input(0), idx, t) + " + (" +
+                      castExpr(DataType::Int, t, idx[0]) + ") * " +
+                      operand(e->input(1), idx, t) + ")";
+      return emit(out, castExpr(t, out, r));
+    }
+    default:
+      NVF_THROW(NotImplemented, "pointwise codegen cannot generate ",
+                exprRef(e));
+  }
+}
+
+KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
+  KernelSource ks;
+  ks.name = name;
+  std::ostringstream params;
+  int k = 0;
+  for (const Val* in : fusion_.inputs()) {
+    std::string p = (in->isTensor() ? "in" : "s") + std::to_string(k++);
+    paramName_[in] = p;
+    ks.inputs.push_back(in);
+    if (in->isTensor()) {
+      int64_t rank = in->asTensor()->nDims();
+      params << (params.tellp() ? ", " : "") << "TensorArg<"
+             << cudaType(in->dtype()) << ", " << std::max<int64_t>(rank, 1)
+             << "> " << p;
+    } else {
+      params << (params.tellp() ? ", " : "") << cudaType(in->dtype()) << " "
+             << p;
+    }
+  }
+  const TensorView* ref = fusion_.outputs().at(0)->asTensor();
+  std::vector<int64_t> loop = shapeWithoutOnes(ref);
+  ks.numel = 1;
+  for (int64_t e : loop) {
+    ks.numel *= e;
+  }
+  for (size_t o = 0; o < fusion_.outputs().size(); ++o) {
+    const TensorView* tv = fusion_.outputs()[o]->asTensor();
+    NVF_ASSERT(shapeWithoutOnes(tv) == loop,
+               "outputs of a pointwise kernel "
+               "must share the loop domain");
+    ks.outputs.push_back(tv);
+    params << (params.tellp() ? ", " : "") << cudaType(tv->dtype())
+           << "* __restrict__ out" << o;
+  }
+  // Loop indices i0..: the reference's non-size-1 dims, row-major.
+  Index loopIdx;
+  for (size_t d = 0; d < loop.size(); ++d) {
+    int64_t inner = 1;
+    for (size_t e = d + 1; e < loop.size(); ++e) {
+      inner *= loop[e];
+    }
+    std::string q = inner == 1 ? "i" : "(i / " + std::to_string(inner) + "LL)";
+    std::string expr = d == 0 ? q : q + " % " + std::to_string(loop[d]) + "LL";
+    line("int64_t i" + std::to_string(d) + " = " + expr + ";");
+    loopIdx.push_back("i" + std::to_string(d));
+  }
+  for (size_t o = 0; o < ks.outputs.size(); ++o) {
+    const TensorView* tv = ks.outputs[o];
+    Index idx;
+    size_t next = 0;
+    for (int64_t s : concreteShape(tv)) {
+      idx.push_back(s == 1 ? "0" : loopIdx[next++]);
+    }
+    line("out" + std::to_string(o) + "[i] = " + valueAt(tv, idx) + ";");
+  }
+  std::ostringstream code;
+  code << deviceHelpersSource()
+       << "template <typename T, int R> struct TensorArg { T* data; "
+          "int64_t stride[R]; };\n\n"
+       << "extern \"C\" __global__ void " << name << "(" << params.str()
+       << ") {\n"
+       << "  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; "
+          "i < "
+       << ks.numel << "LL; i += (int64_t)gridDim.x * blockDim.x) {\n"
+       << body_.str() << "  }\n}\n";
+  ks.code = code.str();
+  return ks;
+}
+
+}  // namespace
+
+Decision canGeneratePointwise(const Fusion& fusion) {
+  if (fusion.outputs().empty()) {
+    return Decision::no("no outputs");
+  }
+  for (const Val* v : fusion.vals()) {
+    if (isComplexType(v->dtype())) {
+      return Decision::no("complex values");
+    }
+  }
+  for (const Expr* e : fusion.exprs()) {
+    if (isReductionLike(e) || isMatmulLike(e)) {
+      return Decision::no(exprRef(e) + " is not pointwise");
+    }
+  }
+  return Decision::yes();
+}
+
+KernelSource generatePointwiseKernel(const Fusion& fusion,
+                                     const std::string& name) {
+  Decision d = canGeneratePointwise(fusion);
+  NVF_CHECK_KIND(d.ok(), NotImplemented, "pointwise codegen: ", d.reason());
+  return PointwiseKernelGenerator(fusion).generate(name);
+}
+
+}  // namespace nvfuser

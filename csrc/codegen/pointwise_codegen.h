@@ -1,0 +1,32 @@
+// Generates one CUDA kernel for a pointwise segment (its extracted Fusion):
+// a grid-stride loop over the reference output's elements; every value is
+// an expression of the loop indices, built by walking back from the outputs
+// through each op's dimension map (broadcast, expand, permute, squeeze,
+// reshape, slice, pad, cat). Values needed at the same index are computed
+// once; at different indices (rotate-half), once per index.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/fusion.h"
+#include "scheduler/decision.h"
+
+namespace nvfuser {
+
+struct KernelSource {
+  std::string name;
+  std::string code;   // complete translation unit for NVRTC
+  int64_t numel = 0;  // elements of the loop domain
+  // Kernel parameters, in order: one per fusion input (tensors as
+  // {data, strides[max(rank,1)]}, scalars by value), then one pointer per
+  // fusion output (dense, row-major).
+  std::vector<const Val*> inputs;
+  std::vector<const TensorView*> outputs;
+};
+
+Decision canGeneratePointwise(const Fusion& fusion);
+KernelSource generatePointwiseKernel(const Fusion& fusion,
+                                     const std::string& name);
+
+}  // namespace nvfuser

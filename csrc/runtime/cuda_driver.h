@@ -1,0 +1,49 @@
+// The CUDA driver API, loaded at run time with dlopen("libcuda.so.1") so
+// every binary starts on machines without a GPU.
+#pragma once
+
+#include <cuda.h>
+
+#include <string>
+#include <vector>
+
+namespace nvfuser {
+
+class CudaDriver {
+ public:
+  // The process-wide driver; throws a RuntimeError naming what is missing
+  // when libcuda.so.1 cannot be loaded.
+  static CudaDriver& get();
+  static bool available();
+
+  // Makes the device's primary context current (PyTorch uses the same one).
+  void ensureContext(int device);
+  // "sm_90" for the device.
+  std::string archOf(int device);
+  int multiprocessorCount(int device);
+  CUfunction loadFunction(const std::vector<char>& cubin,
+                          const std::string& name);
+  void launch(CUfunction f, unsigned grid, unsigned block, CUstream stream,
+              std::vector<void*>& args);
+
+ private:
+  CudaDriver();
+  void check(CUresult r, const char* what);
+  void* handle_ = nullptr;
+  CUresult (*cuInit_)(unsigned) = nullptr;
+  CUresult (*cuDeviceGet_)(CUdevice*, int) = nullptr;
+  CUresult (*cuDeviceGetAttribute_)(int*, CUdevice_attribute,
+                                    CUdevice) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRetain_)(CUcontext*, CUdevice) = nullptr;
+  CUresult (*cuCtxGetCurrent_)(CUcontext*) = nullptr;
+  CUresult (*cuCtxSetCurrent_)(CUcontext) = nullptr;
+  CUresult (*cuModuleLoadData_)(CUmodule*, const void*) = nullptr;
+  CUresult (*cuModuleGetFunction_)(CUfunction*, CUmodule,
+                                   const char*) = nullptr;
+  CUresult (*cuLaunchKernel_)(CUfunction, unsigned, unsigned, unsigned,
+                              unsigned, unsigned, unsigned, unsigned, CUstream,
+                              void**, void**) = nullptr;
+  CUresult (*cuGetErrorString_)(CUresult, const char**) = nullptr;
+};
+
+}  // namespace nvfuser

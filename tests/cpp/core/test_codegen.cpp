@@ -1,0 +1,140 @@
+// Generated pointwise kernels compile with NVRTC (no GPU needed) and index
+// through every op's dimension map.
+#include <gtest/gtest.h>
+
+#include "codegen/pointwise_codegen.h"
+#include "compiler/nvrtc_compiler.h"
+#include "exceptions.h"
+#include "ops/arith.h"
+#include "ops/reduction_ops.h"
+#include "ops/shape_ops.h"
+#include "segment_test_utils.h"
+#include "segmenter/segment_extractor.h"
+
+namespace nvfuser {
+
+namespace {
+// Segments the fusion, generates and compiles every pointwise group;
+// returns the kernels' sources.
+std::vector<std::string> compileAll(const Fusion& f,
+                                    const std::string& arch = "sm_90") {
+  auto sf = segmentFusion(f, Options());
+  std::vector<std::string> sources;
+  for (const SegmentedGroup& g : sf->groups()) {
+    if (g.scheduler != SchedulerType::PointWise) {
+      continue;
+    }
+    ExtractedSegment seg = extractSegment(g);
+    KernelSource ks =
+        generatePointwiseKernel(*seg.fusion, "kernel_g" + std::to_string(g.id));
+    CompiledKernel k = compileWithNvrtc(ks.code, ks.name, arch);
+    EXPECT_GT(k.cubin.size(), 0u);
+    sources.push_back(ks.code);
+  }
+  return sources;
+}
+}  // namespace
+
+TEST(CodegenTest, RopeKernelCompilesForTwoArchs) {
+  const int64_t B = 2, H = 4, T = 16, D = 32;
+  Fusion f;
+  TensorView* q = defineTensor(f, {B, H, T, D}, DataType::BFloat16);
+  TensorView* cos = defineTensor(f, {T, D}, DataType::BFloat16);
+  TensorView* sin = defineTensor(f, {T, D}, DataType::BFloat16);
+  TensorView* cb = broadcastInDim(cos, {B, H, T, D}, {2, 3});
+  TensorView* sb = broadcastInDim(sin, {B, H, T, D}, {2, 3});
+  TensorView* x1 = slice(q, {0, 0, 0, 0}, {B, H, T, D / 2}, {});
+  TensorView* x2 = slice(q, {0, 0, 0, D / 2}, {B, H, T, D}, {});
+  TensorView* rot = cat(
+      {castOp(unaryOp(UnaryOpType::Neg, x2), DataType::BFloat16)->asTensor(),
+       x1},
+      3);
+  Val* out = binaryOp(BinaryOpType::Add, binaryOp(BinaryOpType::Mul, q, cb),
+                      binaryOp(BinaryOpType::Mul, rot, sb));
+  f.addOutput(castOp(out, DataType::BFloat16));
+  auto sources = compileAll(f);
+  ASSERT_EQ(sources.size(), 1u);
+  // q is read at two indices (i3 and the rotated one): two loads of in0.
+  const std::string& code = sources[0];
+  EXPECT_NE(code.find("nvf_f2b("), std::string::npos);
+  EXPECT_NE(code.find("} else {"), std::string::npos);  // the cat
+  compileAll(f, "sm_80");
+}
+
+TEST(CodegenTest, ResizeAndLayoutOpsCompile) {
+  Fusion f;
+  TensorView* a = defineTensor(f, {4, 6, 8}, DataType::Half);
+  TensorView* b = defineTensor(f, {8, 6, 4}, DataType::Float);
+  TensorView* p = permute(b, {2, 1, 0});
+  TensorView* r = reshape(reshape(a, {24, 8}), {4, 6, 8});
+  TensorView* padded = pad(slice(r, {0, 0, 1}, {4, 6, 8}, {}), {0, 1}, nullptr);
+  Val* s = defineScalar(f, DataType::Double, std::nullopt);
+  Val* sum = binaryOp(BinaryOpType::Add, padded, p);
+  Val* w = where(binaryOp(BinaryOpType::Gt, sum, s), sum,
+                 unaryOp(UnaryOpType::Exp, sum));
+  f.addOutput(clamp(w, defineScalar(f, DataType::Double, ScalarValue(-1.0)),
+                    defineScalar(f, DataType::Double, ScalarValue(1.0))));
+  f.addOutput(castOp(
+      squeeze(
+          expand(
+              broadcast(
+                  iota(f, 8,
+                       defineScalar(f, DataType::Int, ScalarValue(int64_t(0))),
+                       defineScalar(f, DataType::Int, ScalarValue(int64_t(1))),
+                       DataType::Int),
+                  {true, false}),
+              {1, -1}),
+          {0}),
+      DataType::Float));
+  EXPECT_FALSE(compileAll(f).empty());
+}
+
+TEST(CodegenTest, EveryElementwiseOpCompiles) {
+  Fusion f;
+  TensorView* a = defineTensor(f, {32}, DataType::Float);
+  TensorView* i = defineTensor(f, {32}, DataType::Int32);
+  Val* acc = a;
+  for (int u = 0; u <= static_cast<int>(UnaryOpType::Round); ++u) {
+    acc = binaryOp(BinaryOpType::Add, acc,
+                   unaryOp(static_cast<UnaryOpType>(u), a));
+  }
+  for (int op = 0; op <= static_cast<int>(BinaryOpType::Minimum); ++op) {
+    acc = binaryOp(static_cast<BinaryOpType>(op), acc, a);
+  }
+  Val* ints = i;
+  for (BinaryOpType op :
+       {BinaryOpType::Add, BinaryOpType::Div, BinaryOpType::Pow,
+        BinaryOpType::Fmod, BinaryOpType::Remainder, BinaryOpType::BitwiseAnd,
+        BinaryOpType::BitwiseOr, BinaryOpType::BitwiseXor}) {
+    ints = binaryOp(op, ints, i);
+  }
+  Val* flags =
+      binaryOp(BinaryOpType::LogicalAnd, unaryOp(UnaryOpType::IsNan, acc),
+               binaryOp(BinaryOpType::Le, a, acc));
+  f.addOutput(acc);
+  f.addOutput(unaryOp(UnaryOpType::BitwiseNot, ints));
+  f.addOutput(unaryOp(UnaryOpType::LogicalNot, flags));
+  f.addOutput(lerp(a, acc, a));
+  // The integer branch is independent of the float one: two kernels.
+  EXPECT_EQ(compileAll(f).size(), 2u);
+}
+
+TEST(CodegenTest, ReductionIsNotPointwise) {
+  Fusion f;
+  TensorView* a = defineTensor(f, {4, 8}, DataType::Float);
+  f.addOutput(reduction(ReductionOpType::Sum, a, {1}, false));
+  EXPECT_FALSE(canGeneratePointwise(f).ok());
+}
+
+TEST(CodegenTest, NvrtcErrorsAreReported) {
+  try {
+    compileWithNvrtc("extern \"C\" __global__ void k() { nope; }", "k",
+                     "sm_90");
+    FAIL() << "expected a compile error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("NVRTC could not compile kernel k"),
+              std::string::npos);
+  }
+}
+
+}  // namespace nvfuser
