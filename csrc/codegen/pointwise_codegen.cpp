@@ -16,6 +16,11 @@ namespace {
 
 using Index = std::vector<std::string>;
 
+// Wraps a composite index expression so it can be a factor.
+std::string paren(const std::string& e) {
+  return e.find(' ') == std::string::npos ? e : "(" + e + ")";
+}
+
 std::string join(const Index& idx) {
   std::string s;
   for (const std::string& i : idx) {
@@ -42,14 +47,20 @@ class PointwiseKernelGenerator {
   std::string emitIndex(const std::string& expr);
   std::string load(const TensorView* tv, const Index& idx);
   std::string branchValue(const Val* v, const Index& idx);
+  Index reshapeIndex(const std::vector<int64_t>& outShape,
+                     const std::vector<int64_t>& inShape, const Index& idx);
+  std::string linearize(const std::vector<int64_t>& shape, const Index& idx,
+                        size_t begin, size_t end);
   void line(const std::string& s) {
     body_ << std::string(indent_, ' ') << s << "\n";
   }
   const std::string* cached(const std::string& key) const;
 
   const Fusion& fusion_;
+  // "int" when every tensor of the kernel has fewer than 2^31 elements.
+  std::string indexType_ = "int64_t";
   std::ostringstream body_;
-  int indent_ = 4;
+  int indent_ = 6;
   int counter_ = 0;
   std::vector<std::map<std::string, std::string>> scopes_;
   std::map<const Val*, std::string> paramName_;
@@ -79,7 +90,7 @@ std::string PointwiseKernelGenerator::emitIndex(const std::string& expr) {
     return *hit;
   }
   std::string name = "j" + std::to_string(counter_++);
-  line("int64_t " + name + " = " + expr + ";");
+  line(indexType_ + " " + name + " = " + expr + ";");
   scopes_.back()[key] = name;
   return name;
 }
@@ -105,7 +116,7 @@ std::string PointwiseKernelGenerator::load(const TensorView* tv,
     if (shape[d] == 1 || idx[d] == "0") {
       continue;
     }
-    offset += (offset.empty() ? "" : " + ") + idx[d] + " * " +
+    offset += (offset.empty() ? "" : " + ") + paren(idx[d]) + " * " +
               paramName_.at(tv) + ".stride[" + std::to_string(d) + "]";
   }
   return paramName_.at(tv) + ".data[" + (offset.empty() ? "0" : offset) + "]";
@@ -160,6 +171,82 @@ std::string PointwiseKernelGenerator::branchValue(const Val* v,
   std::string x = valueAt(v, idx);
   scopes_.pop_back();
   return x;
+}
+
+// Row-major linear index of dims [begin, end) of shape at idx.
+std::string PointwiseKernelGenerator::linearize(
+    const std::vector<int64_t>& shape, const Index& idx, size_t begin,
+    size_t end) {
+  std::string linear;
+  int64_t stride = 1;
+  for (size_t d = end; d-- > begin;) {
+    if (shape[d] != 1 && idx[d] != "0") {
+      std::string term =
+          stride == 1 ? idx[d] : paren(idx[d]) + " * " + std::to_string(stride);
+      linear = linear.empty() ? term : term + " + " + linear;
+    }
+    stride *= shape[d];
+  }
+  return linear.empty() ? "0" : linear;
+}
+
+// Output and input dims are matched in groups of equal products: a split
+// (one input dim) needs no division, a merge (one output dim) one division
+// per input dim, and only many-to-many groups linearize and delinearize.
+Index PointwiseKernelGenerator::reshapeIndex(
+    const std::vector<int64_t>& outShape, const std::vector<int64_t>& inShape,
+    const Index& idx) {
+  Index in(inShape.size(), "0");
+  size_t o = 0;
+  size_t i = 0;
+  bool hasZero = false;
+  for (int64_t s : outShape) {
+    hasZero = hasZero || s == 0;
+  }
+  if (hasZero) {
+    return in;  // the kernel never runs
+  }
+  while (o < outShape.size() || i < inShape.size()) {
+    size_t o0 = o;
+    size_t i0 = i;
+    int64_t po = 1;
+    int64_t pi = 1;
+    // Grow the group until both sides cover the same number of elements.
+    do {
+      if (o < outShape.size() && (po <= pi || i == inShape.size())) {
+        po *= outShape[o++];
+      } else {
+        pi *= inShape[i++];
+      }
+    } while ((po != pi || o == o0 || i == i0) &&
+             (o < outShape.size() || i < inShape.size()));
+    while (o < outShape.size() && outShape[o] == 1 && i == inShape.size()) {
+      ++o;
+    }
+    while (i < inShape.size() && inShape[i] == 1 && o == outShape.size()) {
+      ++i;
+    }
+    std::string linear = linearize(outShape, idx, o0, o);
+    if (i - i0 == 1) {
+      in[i0] = inShape[i0] == 1 ? "0" : linear;
+      continue;
+    }
+    std::string l = linear == "0" || linear.find(' ') == std::string::npos
+                        ? linear
+                        : emitIndex(linear);
+    int64_t stride = 1;
+    for (size_t d = i; d-- > i0;) {
+      if (inShape[d] != 1) {
+        std::string q =
+            stride == 1 ? l : "(" + l + " / " + std::to_string(stride) + ")";
+        bool outermost = d == i0;
+        in[d] =
+            emitIndex(outermost ? q : q + " % " + std::to_string(inShape[d]));
+      }
+      stride *= inShape[d];
+    }
+  }
+  return in;
 }
 
 std::string PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
@@ -242,31 +329,9 @@ std::string PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
       return valueAt(e->input(0), in);
     }
     case ExprType::Reshape: {
-      std::vector<int64_t> outShape = concreteShape(v->asTensor());
       const TensorView* inTv = e->input(0)->asTensor();
-      std::vector<int64_t> inShape = concreteShape(inTv);
-      std::string linear;
-      int64_t stride = 1;
-      for (size_t d = outShape.size(); d-- > 0;) {
-        if (outShape[d] != 1) {
-          linear = idx[d] +
-                   (stride == 1 ? "" : " * " + std::to_string(stride)) +
-                   (linear.empty() ? "" : " + " + linear);
-        }
-        stride *= outShape[d];
-      }
-      std::string l = linear.empty() ? "0" : emitIndex(linear);
-      Index in(inShape.size(), "0");
-      stride = 1;
-      for (size_t d = inShape.size(); d-- > 0;) {
-        if (inShape[d] != 1) {
-          std::string q =
-              stride == 1 ? l : "(" + l + " / " + std::to_string(stride) + ")";
-          in[d] = emitIndex(q + " % " + std::to_string(inShape[d]));
-        }
-        stride *= inShape[d];
-      }
-      return valueAt(inTv, in);
+      return valueAt(inTv, reshapeIndex(concreteShape(v->asTensor()),
+                                        concreteShape(inTv), idx));
     }
     case ExprType::Slice: {
       const auto& ranges = exprAs<SliceOp>(e)->ranges();
@@ -274,7 +339,7 @@ std::string PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
       for (size_t d = 0; d < ranges.size(); ++d) {
         std::string i = idx[d];
         if (ranges[d].step != 1) {
-          i = "(" + i + " * " + std::to_string(ranges[d].step) + ")";
+          i = "(" + paren(i) + " * " + std::to_string(ranges[d].step) + ")";
         }
         if (ranges[d].start != 0) {
           i = "(" + i + " + " + std::to_string(ranges[d].start) + ")";
@@ -397,17 +462,44 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
     params << (params.tellp() ? ", " : "") << cudaType(tv->dtype())
            << "* __restrict__ out" << o;
   }
-  // Loop indices i0..: the reference's non-size-1 dims, row-major.
+  int64_t maxNumel = ks.numel;
+  for (const Val* val : fusion_.vals()) {
+    if (val->isTensor()) {
+      maxNumel = std::max(maxNumel, numel(val->asTensor()));
+    }
+  }
+  indexType_ = maxNumel < (int64_t(1) << 31) - 1024 ? "int" : "int64_t";
+  // Each thread takes `vec` consecutive elements of the innermost loop dim:
+  // the index decomposition happens once per vector, and the unrolled
+  // iterations are independent work in flight.
+  int64_t minBytes = 16;
+  for (const TensorView* o : ks.outputs) {
+    minBytes = std::min<int64_t>(minBytes, dataTypeSize(o->dtype()));
+  }
+  int64_t vec = loop.empty() ? 1 : std::max<int64_t>(16 / minBytes, 1);
+  while (vec > 1 && loop.back() % vec != 0) {
+    vec /= 2;
+  }
+  ks.vectorWidth = vec;
+  // Loop indices i0..: the reference's non-size-1 dims, row-major; the
+  // innermost one is advanced by u inside the unrolled loop.
+  std::ostringstream head;
   Index loopIdx;
   for (size_t d = 0; d < loop.size(); ++d) {
     int64_t inner = 1;
     for (size_t e = d + 1; e < loop.size(); ++e) {
       inner *= loop[e];
     }
-    std::string q = inner == 1 ? "i" : "(i / " + std::to_string(inner) + "LL)";
-    std::string expr = d == 0 ? q : q + " % " + std::to_string(loop[d]) + "LL";
-    line("int64_t i" + std::to_string(d) + " = " + expr + ";");
+    std::string q = inner == 1 ? "i" : "(i / " + std::to_string(inner) + ")";
+    std::string expr = d == 0 ? q : q + " % " + std::to_string(loop[d]);
+    bool last = d + 1 == loop.size();
+    std::string name = "i" + std::to_string(d) + (last ? "_base" : "");
+    head << "    " << indexType_ << " " << name << " = " << expr << ";\n";
     loopIdx.push_back("i" + std::to_string(d));
+  }
+  if (!loop.empty()) {
+    line(indexType_ + " i" + std::to_string(loop.size() - 1) + " = i" +
+         std::to_string(loop.size() - 1) + "_base + u;");
   }
   for (size_t o = 0; o < ks.outputs.size(); ++o) {
     const TensorView* tv = ks.outputs[o];
@@ -416,18 +508,22 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
     for (int64_t s : concreteShape(tv)) {
       idx.push_back(s == 1 ? "0" : loopIdx[next++]);
     }
-    line("out" + std::to_string(o) + "[i] = " + valueAt(tv, idx) + ";");
+    line("out" + std::to_string(o) + "[i + u] = " + valueAt(tv, idx) + ";");
   }
+  const int64_t slots = ks.numel / vec;
   std::ostringstream code;
   code << deviceHelpersSource()
        << "template <typename T, int R> struct TensorArg { T* data; "
           "int64_t stride[R]; };\n\n"
        << "extern \"C\" __global__ void " << name << "(" << params.str()
        << ") {\n"
-       << "  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; "
-          "i < "
-       << ks.numel << "LL; i += (int64_t)gridDim.x * blockDim.x) {\n"
-       << body_.str() << "  }\n}\n";
+       << "  for (" << indexType_ << " slot = blockIdx.x * blockDim.x + "
+       << "threadIdx.x; slot < " << slots << "; slot += gridDim.x * "
+       << "blockDim.x) {\n"
+       << "    " << indexType_ << " i = slot * " << vec << ";\n"
+       << head.str() << "#pragma unroll\n"
+       << "    for (int u = 0; u < " << vec << "; ++u) {\n"
+       << body_.str() << "    }\n  }\n}\n";
   ks.code = code.str();
   return ks;
 }

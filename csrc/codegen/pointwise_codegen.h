@@ -16,8 +16,9 @@ namespace nvfuser {
 
 struct KernelSource {
   std::string name;
-  std::string code;   // complete translation unit for NVRTC
-  int64_t numel = 0;  // elements of the loop domain
+  std::string code;         // complete translation unit for NVRTC
+  int64_t numel = 0;        // elements of the loop domain
+  int64_t vectorWidth = 1;  // consecutive elements per thread
   // Kernel parameters, in order: one per fusion input (tensors as
   // {data, strides[max(rank,1)]}, scalars by value), then one pointer per
   // fusion output (dense, row-major).

@@ -92,3 +92,17 @@ def test_mixed_kernel_and_aten_groups():
     (out,) = fd.execute([a, w])
     ref = torch.exp(torch.nn.functional.linear(torch.relu(a), w)).sum(1)
     torch.testing.assert_close(out, ref, rtol=1e-4, atol=1e-3)
+
+
+def test_split_reshape_of_strided_input():
+    # The reshape's index (h * D + d) multiplies a stride that is not 1.
+    base = torch.randn(2, 8, 6 * 8 * 2, device="cuda")
+    x = base[..., ::2]  # [2, 8, 48], innermost stride 2
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[2, 8, 48], contiguity=[True, True, False])
+        r = fd.ops.permute(fd.ops.reshape(t, [2, 8, 6, 8]), [0, 2, 1, 3])
+        s = fd.ops.slice(r, [0, 0, 0, 1], [2, 6, 8, 8], [1, 1, 1, 2])
+        fd.add_output(fd.ops.neg(s))
+    (out,) = fd.execute([x])
+    ref = -x.reshape(2, 8, 6, 8).permute(0, 2, 1, 3)[..., 1::2]
+    torch.testing.assert_close(out, ref)
