@@ -40,6 +40,28 @@ def gpu_time_ms(fn, reps=20, warmup=3):
     return times[len(times) // 2]
 
 
+def kernel_time_ms(fn, reps=10):
+    """GPU time of the kernels fn() launches (no host gaps), per call, and
+    the kernels' names, from the profiler."""
+    fn()
+    torch.cuda.synchronize()
+    acts = [torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=acts) as prof:
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    total = 0.0
+    names = set()
+    for e in prof.key_averages():
+        t = getattr(e, "device_time_total", None)
+        if t is None:
+            t = getattr(e, "cuda_time_total", 0.0)
+        if t > 0 and e.key and not e.key.startswith("cuda"):
+            total += t
+            names.add(e.key)
+    return total / reps / 1e3, sorted(names)
+
+
 def nbytes(ts):
     return sum(t.numel() * t.element_size() for t in ts)
 
@@ -69,8 +91,13 @@ def main():
     torch.testing.assert_close(out, (x.float() * 2 + 1).bfloat16())
     ms = gpu_time_ms(lambda: fd.execute([x]))
     bw = nbytes([x, out]) / ms / 1e6
+    kms, _ = kernel_time_ms(lambda: fd.execute([x]))
     rows.append(dict(name="elementwise x*2+1 bf16 1 GiB", ms=ms, gbps=bw,
-                     frac=bw / copy_bw))
+                     frac=bw / copy_bw, kernel_ms=kms))
+    ms = gpu_time_ms(lambda: fd.execute([x], _enable_options=["int32_index"]))
+    bw = nbytes([x, out]) / ms / 1e6
+    rows.append(dict(name="  same, NVFUSER_ENABLE=int32_index", ms=ms,
+                     gbps=bw, frac=bw / copy_bw))
     del x, y, out
 
     cfg = dict(B=2, T=4096, H=32, G=8, D=128)
@@ -91,10 +118,12 @@ def main():
         minimal = nbytes(inputs) + nbytes(outs)
         seg = fd.last_segmentation()
         bw = minimal / ms / 1e6
+        kms, names = kernel_time_ms(lambda: fd.execute(inputs))
         rows.append(dict(name=name + " T=4096", ms=ms, gbps=bw,
                          frac=bw / copy_bw, eager_ms=eager_ms,
                          first_call_ms=first, segments=len(seg["groups"]),
-                         kernels=len(fd.last_cuda_code())))
+                         kernels=len(fd.last_cuda_code()), kernel_ms=kms,
+                         profiled=";".join(names)))
 
     # Host overhead of a second call: one kernel on tiny tensors.
     a = torch.randn(16, device=dev)

@@ -44,7 +44,7 @@ FusionExecutorCache::Entry& FusionExecutorCache::lookup(
               << entry->concrete.fusion->toString() << std::flush;
   }
   entry->runtime = std::make_unique<SegmentedRuntime>(
-      segmentFusion(*entry->concrete.fusion, options));
+      segmentFusion(*entry->concrete.fusion, options), options);
   dumpSegmentation(entry->runtime->segmented(), options);
   if (options.dump("segmenter_logging")) {
     for (const std::string& note : entry->runtime->fallbackNotes()) {

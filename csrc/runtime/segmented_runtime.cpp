@@ -7,8 +7,11 @@
 
 namespace nvfuser {
 
-SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented)
+SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
+                                   const Options& options)
     : segmented_(std::move(segmented)) {
+  PointwiseCodegenOptions codegen;
+  codegen.allowInt32Index = options.enabled("int32_index");
   const Fusion& complete = segmented_->completeFusion();
   std::unordered_map<const Val*, size_t> lastUse;
   for (size_t i = 0; i < segmented_->groups().size(); ++i) {
@@ -20,7 +23,7 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented)
       if (d) {
         kernel = std::make_unique<PointwiseKernel>(generatePointwiseKernel(
             *segments_.back().fusion,
-            "nvfuser_pointwise_g" + std::to_string(g.id)));
+            "nvfuser_pointwise_g" + std::to_string(g.id), codegen));
       } else {
         fallbackNotes_.push_back("group g" + std::to_string(g.id) +
                                  " runs through ATen: " + d.reason());

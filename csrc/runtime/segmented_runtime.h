@@ -17,7 +17,8 @@ namespace nvfuser {
 
 class SegmentedRuntime {
  public:
-  explicit SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented);
+  SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
+                   const Options& options);
 
   // On a CUDA device, pointwise groups run as generated kernels on
   // `stream`; every other group runs through ATen on the device.
