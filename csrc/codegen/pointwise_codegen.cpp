@@ -370,6 +370,10 @@ std::string PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
                 std::to_string(before + inShape[d]) + ")";
         in.push_back(i);
       }
+      if (cond.empty()) {  // zero widths everywhere: a plain copy
+        return emit(out, castExpr(inTv->dtype(), out,
+                                  valueAt(inTv, operandIndex(inTv, in))));
+      }
       std::string var = "v" + std::to_string(counter_++);
       line(cudaType(out) + " " + var + ";");
       line("if (" + cond + ") {");

@@ -9,6 +9,7 @@
 #include "bindings.h"
 #include "exceptions.h"
 #include "ir/fusion.h"
+#include "ir/python_printer.h"
 #include "ops/arith.h"
 #include "ops/op_utils.h"
 #include "runtime/fusion_executor_cache.h"
@@ -223,6 +224,8 @@ void bindFusion(py::module_& m) {
       .def("num_outputs",
            [](PyFusion& self) { return self.fusion().outputs().size(); })
       .def("fusion_ir", [](PyFusion& self) { return self.fusion().toString(); })
+      .def("python_definition",
+           [](PyFusion& self) { return fusionToPython(self.fusion()); })
       .def("last_concrete_ir",
            [](PyFusion& self) -> std::optional<std::string> {
              const Fusion* f = self.cache().lastConcreteFusion();

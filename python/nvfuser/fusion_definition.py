@@ -322,6 +322,11 @@ class FusionDefinition:
         """The fusion's IR as text."""
         return self._fusion.fusion_ir()
 
+    def python_definition(self):
+        """The fusion as a FusionDefinition script (what the fuzzer prints
+        as a reproducer)."""
+        return self._fusion.python_definition()
+
     def last_concrete_ir(self):
         """The IR bound to the sizes of the last execute (None before)."""
         return self._fusion.last_concrete_ir()

@@ -100,3 +100,18 @@ def test_fusion_output_is_an_input():
     outs = fd.execute([x])
     torch.testing.assert_close(outs[0], x)
     torch.testing.assert_close(outs[1], -x)
+
+
+def test_python_definition_round_trips():
+    with FusionDefinition() as fd:
+        a = fd.define_tensor(shape=[-1, 4], dtype=DataType.Half)
+        b = fd.ops.broadcast_in_dim(a, shape=[2, 3, 4], broadcast_dims=[1, 2])
+        c = fd.ops.pad(fd.ops.slice(b, [0, 0, 1], [2, 3, 4]), [1, 0], 0.5)
+        s = fd.ops.sum(fd.ops.cast(c, DataType.Float), dims=[0])
+        fd.add_output(fd.ops.cat([s, s], dim=1))
+    script = fd.python_definition()
+    assert "fd.ops.pad(" in script and "fd.ops.cat([" in script
+    scope = {}
+    exec(script, scope)
+    x = torch.randn(3, 4).half()
+    torch.testing.assert_close(scope["fd"].execute([x])[0], fd.execute([x])[0])

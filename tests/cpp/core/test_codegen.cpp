@@ -119,6 +119,15 @@ TEST(CodegenTest, EveryElementwiseOpCompiles) {
   EXPECT_EQ(compileAll(f).size(), 2u);
 }
 
+// Found by the fuzzer (seed 2175): a pad whose widths are all zero.
+TEST(CodegenTest, ZeroWidthPadCompiles) {
+  Fusion f;
+  TensorView* a = defineTensor(f, {3, 4}, DataType::Float);
+  f.addOutput(
+      pad(unaryOp(UnaryOpType::Exp, a)->asTensor(), {0, 0, 0, 0}, nullptr));
+  EXPECT_EQ(compileAll(f).size(), 1u);
+}
+
 TEST(CodegenTest, ReductionIsNotPointwise) {
   Fusion f;
   TensorView* a = defineTensor(f, {4, 8}, DataType::Float);

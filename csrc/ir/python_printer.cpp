@@ -1,0 +1,200 @@
+#include "ir/python_printer.h"
+
+#include <map>
+#include <sstream>
+
+#include "exceptions.h"
+#include "ir/exprs.h"
+#include "ir/list_string.h"
+
+namespace nvfuser {
+
+namespace {
+
+class PythonPrinter {
+ public:
+  explicit PythonPrinter(const Fusion& f) : f_(f) {}
+
+  std::string print() {
+    os_ << "import torch\nfrom nvfuser import FusionDefinition, DataType\n\n"
+        << "with FusionDefinition() as fd:\n";
+    for (const Val* in : f_.inputs()) {
+      if (in->isTensor()) {
+        const TensorView* tv = in->asTensor();
+        std::vector<std::string> shape;
+        std::vector<std::string> contiguity;
+        for (const IterDomain& id : tv->domain()) {
+          Extent e = f_.canonical(id.logicalExtent());
+          bool bcast = id.isBroadcast();
+          shape.push_back(bcast && !id.hasExpanded
+                              ? "1"
+                              : (e.isConst() ? std::to_string(e.value) : "-1"));
+          contiguity.push_back(bcast ? "None" : "True");
+        }
+        line(name(in) + " = fd.define_tensor(shape=" + listToString(shape) +
+             ", contiguity=" + listToString(contiguity) + ", dtype=DataType." +
+             toString(in->dtype()) + ")");
+      } else {
+        line(name(in) + " = fd.define_scalar(None, dtype=DataType." +
+             toString(in->dtype()) + ")");
+      }
+    }
+    for (const Expr* e : f_.liveExprs()) {
+      printExpr(e);
+    }
+    for (const Val* o : f_.outputs()) {
+      line("fd.add_output(" + name(o) + ")");
+    }
+    return os_.str();
+  }
+
+ private:
+  void line(const std::string& s) { os_ << "    " << s << "\n"; }
+
+  std::string name(const Val* v) {
+    if (!v->isTensor() && v->asScalar()->isConst()) {
+      std::string s = scalarValueToString(*v->asScalar()->value());
+      if (s == "true" || s == "false") {
+        s[0] = static_cast<char>(s[0] - 'a' + 'A');
+      }
+      return s;
+    }
+    return (v->isTensor() ? "t" : "s") + std::to_string(v->name());
+  }
+
+  static std::vector<int64_t> dimsOf(const std::vector<bool>& mask) {
+    std::vector<int64_t> out;
+    for (size_t i = 0; i < mask.size(); ++i) {
+      if (mask[i]) {
+        out.push_back(static_cast<int64_t>(i));
+      }
+    }
+    return out;
+  }
+
+  void printExpr(const Expr* e) {
+    std::string x = e->inputs().empty() ? "" : name(e->input(0));
+    std::string out = name(e->output(0));
+    std::string call;
+    switch (e->type()) {
+      case ExprType::Unary:
+        call = e->opName() == "cast"
+                   ? "fd.ops.cast(" + x + ", dtype=DataType." +
+                         toString(e->output(0)->dtype()) + ")"
+                   : "fd.ops." + e->opName() + "(" + x + ")";
+        break;
+      case ExprType::Binary:
+      case ExprType::Ternary: {
+        std::vector<std::string> args;
+        for (const Val* v : e->inputs()) {
+          args.push_back(name(v));
+        }
+        std::string joined = listToString(args);
+        call = "fd.ops." + e->opName() + "(" +
+               joined.substr(1, joined.size() - 2) + ")";
+        break;
+      }
+      case ExprType::Broadcast: {
+        std::vector<std::string> mask;
+        for (bool b : exprAs<BroadcastOp>(e)->isBroadcastDim()) {
+          mask.push_back(b ? "True" : "False");
+        }
+        call = "fd.ops.broadcast(" + x + ", " + listToString(mask) + ")";
+        break;
+      }
+      case ExprType::Expand:
+        call = "fd.ops.expand(" + x +
+               ", shape=" + listToString(exprAs<ExpandOp>(e)->shape()) + ")";
+        break;
+      case ExprType::Reshape:
+        call = "fd.ops.reshape(" + x +
+               ", new_shape=" + listToString(exprAs<ReshapeOp>(e)->newShape()) +
+               ")";
+        break;
+      case ExprType::Permute:
+        call = "fd.ops.permute(" + x +
+               ", dims=" + listToString(exprAs<PermuteOp>(e)->perm()) + ")";
+        break;
+      case ExprType::Squeeze:
+        call = "fd.ops.squeeze(" + x + ", dims=" +
+               listToString(dimsOf(exprAs<SqueezeOp>(e)->isSqueezed())) + ")";
+        break;
+      case ExprType::Slice: {
+        std::vector<int64_t> a, b, c;
+        for (const SliceRange& r : exprAs<SliceOp>(e)->ranges()) {
+          a.push_back(r.start);
+          b.push_back(r.stop);
+          c.push_back(r.step);
+        }
+        call = "fd.ops.slice(" + x + ", " + listToString(a) + ", " +
+               listToString(b) + ", " + listToString(c) + ")";
+        break;
+      }
+      case ExprType::Pad: {
+        std::vector<int64_t> flat;
+        const auto& w = exprAs<PadOp>(e)->widths();
+        for (auto it = w.rbegin(); it != w.rend(); ++it) {
+          flat.push_back(it->first);
+          flat.push_back(it->second);
+        }
+        call = "fd.ops.pad(" + x + ", " + listToString(flat) + ", " +
+               name(e->input(1)) + ")";
+        break;
+      }
+      case ExprType::Cat: {
+        std::vector<std::string> parts;
+        for (const Val* v : e->inputs()) {
+          parts.push_back(name(v));
+        }
+        call = "fd.ops.cat(" + listToString(parts) +
+               ", dim=" + std::to_string(exprAs<CatOp>(e)->dim()) + ")";
+        break;
+      }
+      case ExprType::Reduction:
+        call = "fd.ops." + e->opName() + "(" + x +
+               ", dims=" + listToString(exprAs<ReductionOp>(e)->axes()) +
+               ", keepdim=False, dtype=DataType." +
+               toString(e->output(0)->dtype()) + ")";
+        break;
+      case ExprType::VarMean: {
+        const auto* vm = exprAs<VarMeanOp>(e);
+        line(out + ", " + name(e->output(1)) + " = fd.ops.var_mean(" + x +
+             ", dims=" + listToString(vm->axes()) +
+             ", correction=" + std::to_string(vm->correction()) + ")");
+        return;
+      }
+      case ExprType::Matmul:
+        call = "fd.ops.matmul(" + x + ", " + name(e->input(1)) + ")";
+        break;
+      case ExprType::Linear:
+        call = "fd.ops.linear(" + x + ", " + name(e->input(1)) +
+               (e->inputs().size() > 2 ? ", " + name(e->input(2)) : "") + ")";
+        break;
+      case ExprType::Full:
+        call = "fd.ops.full(shape=" + listToString(exprAs<FullOp>(e)->shape()) +
+               ", fill_value=" + x + ", dtype=DataType." +
+               toString(e->output(0)->dtype()) + ")";
+        break;
+      case ExprType::Iota:
+        call = "fd.ops.iota(" + std::to_string(exprAs<IotaOp>(e)->length()) +
+               ", " + x + ", " + name(e->input(1)) + ", dtype=DataType." +
+               toString(e->output(0)->dtype()) + ")";
+        break;
+      case ExprType::LoadStore:
+        call = "fd.ops." + e->opName() + "(" + x + ")";
+        break;
+    }
+    line(out + " = " + call);
+  }
+
+  const Fusion& f_;
+  std::ostringstream os_;
+};
+
+}  // namespace
+
+std::string fusionToPython(const Fusion& fusion) {
+  return PythonPrinter(fusion).print();
+}
+
+}  // namespace nvfuser

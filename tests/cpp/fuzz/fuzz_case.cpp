@@ -1,0 +1,107 @@
+#include "fuzz_case.h"
+
+#include <ATen/ATen.h>
+
+#include "compiler/nvrtc_compiler.h"
+#include "exceptions.h"
+#include "ir/python_printer.h"
+#include "ops/concretize.h"
+#include "random_fusion.h"
+#include "runtime/aten_evaluator.h"
+#include "runtime/segmented_runtime.h"
+#include "segmenter/segment_candidate_finder.h"
+#include "segmenter/segmentation_checker.h"
+
+namespace nvfuser {
+
+namespace {
+bool sameValues(const at::Tensor& a, const at::Tensor& b) {
+  if (a.sizes() != b.sizes() || a.scalar_type() != b.scalar_type()) {
+    return false;
+  }
+  if (a.numel() == 0) {
+    return true;
+  }
+  at::Tensor fa = a.to(at::kDouble);
+  at::Tensor fb = b.to(at::kDouble);
+  return at::logical_or(at::eq(fa, fb),
+                        at::logical_and(at::isnan(fa), at::isnan(fb)))
+      .all()
+      .item<bool>();
+}
+}  // namespace
+
+FuzzOutcome runFuzzCase(uint64_t seed, int maxOps, bool compileKernels) {
+  FuzzOutcome out;
+  RandomFusion rf = makeRandomFusion(seed, maxOps);
+  out.reproducer = fusionToPython(*rf.fusion);
+  std::vector<InputDescriptor> descs;
+  std::vector<RuntimeArg> args;
+  at::manual_seed(static_cast<uint64_t>(seed));
+  for (size_t i = 0; i < rf.fusion->inputs().size(); ++i) {
+    const Val* in = rf.fusion->inputs()[i];
+    at::Tensor t =
+        at::randn(rf.inputSizes.at(i), at::kDouble).to(toAtenType(in->dtype()));
+    InputDescriptor d;
+    d.dtype = in->dtype();
+    d.sizes = t.sizes().vec();
+    d.strides = t.strides().vec();
+    descs.push_back(d);
+    args.push_back(RuntimeArg::fromTensor(t));
+  }
+  ConcreteFusion concrete;
+  try {
+    concrete = concretize(*rf.fusion, descs);
+  } catch (const Error& e) {
+    out.problems.push_back(std::string("concretize failed: ") + e.what());
+    return out;
+  }
+  out.exprs = static_cast<int64_t>(concrete.fusion->exprs().size());
+  std::vector<at::Tensor> reference;
+  try {
+    reference = AtenEvaluator::run(*concrete.fusion, args, at::kCPU);
+  } catch (const Error&) {
+    out.skipped = true;
+    return out;
+  }
+  for (const char* disable :
+       {"", "extended_input_forwarding", "input_forwarding"}) {
+    Options options = Options();
+    if (*disable != '\0') {
+      options = options.withOverrides({}, {disable});
+    }
+    const std::string tag =
+        std::string("[") + (*disable ? disable : "extended") + "] ";
+    try {
+      auto sf = segmentFusion(*concrete.fusion, options);
+      for (const std::string& p : checkSegmentation(*sf)) {
+        out.problems.push_back(tag + p);
+      }
+      if (*disable == '\0') {
+        out.segments = static_cast<int64_t>(sf->groups().size());
+      }
+      SegmentedRuntime runtime(std::move(sf), options);
+      std::vector<at::Tensor> outs =
+          runtime.run(args, at::kCPU, nullptr, options);
+      for (size_t k = 0; k < outs.size(); ++k) {
+        if (!sameValues(outs[k], reference[k])) {
+          out.problems.push_back(tag + "output " + std::to_string(k) +
+                                 " differs from the unsegmented result");
+        }
+      }
+      if (compileKernels && *disable == '\0') {
+        for (const auto& kernel : runtime.kernels()) {
+          if (kernel) {
+            compileWithNvrtc(kernel->source().code, kernel->source().name,
+                             "sm_90");
+          }
+        }
+      }
+    } catch (const std::exception& e) {
+      out.problems.push_back(tag + "threw: " + e.what());
+    }
+  }
+  return out;
+}
+
+}  // namespace nvfuser

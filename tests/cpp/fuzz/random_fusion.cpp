@@ -1,0 +1,283 @@
+#include "random_fusion.h"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "analysis/tensor_shape.h"
+#include "exceptions.h"
+#include "ops/arith.h"
+#include "ops/reduction_ops.h"
+#include "ops/shape_ops.h"
+
+namespace nvfuser {
+
+namespace {
+
+class Generator {
+ public:
+  explicit Generator(uint64_t seed) : rng_(seed) {
+    result_.fusion = std::make_unique<Fusion>();
+  }
+
+  RandomFusion build(int maxOps) {
+    int inputs = 1 + pick(2);
+    for (int i = 0; i < inputs; ++i) {
+      newInput(randomShape());
+    }
+    for (int i = 0; i < maxOps; ++i) {
+      try {
+        addOp();
+      } catch (const Error&) {
+        // An invalid combination: skip it; dead exprs are never run.
+      }
+    }
+    chooseOutputs();
+    return std::move(result_);
+  }
+
+ private:
+  int pick(int n) {
+    return static_cast<int>(rng_() % static_cast<uint64_t>(n));
+  }
+  bool coin(int percent) { return pick(100) < percent; }
+  Fusion& f() { return *result_.fusion; }
+
+  std::vector<int64_t> randomShape() {
+    int rank = pick(5);  // 0..4
+    std::vector<int64_t> s;
+    const int64_t sizes[] = {1, 2, 3, 4, 5, 6, 8, 0};
+    for (int d = 0; d < rank; ++d) {
+      s.push_back(sizes[coin(3) ? 7 : pick(7)]);
+    }
+    return s;
+  }
+
+  DataType randomFloat() {
+    const DataType t[] = {DataType::Float, DataType::Half, DataType::BFloat16,
+                          DataType::Double};
+    return t[pick(4)];
+  }
+
+  TensorView* newInput(const std::vector<int64_t>& shape) {
+    DataType t = randomFloat();
+    TensorView* tv = defineTensor(f(), shape, t);
+    result_.inputSizes.push_back(shape);
+    pool_.push_back(tv);
+    return tv;
+  }
+
+  // Favour recent values so chains grow; sometimes reuse old ones (shared
+  // subexpressions).
+  TensorView* operand() {
+    size_t n = pool_.size();
+    size_t i = coin(60) ? n - 1 - std::min<size_t>(n - 1, pick(3)) : pick(n);
+    return pool_[i];
+  }
+
+  // A tensor shaped like tv (a new input, or tv itself).
+  TensorView* partnerFor(TensorView* tv) {
+    std::vector<int64_t> shape = concreteShape(tv);
+    for (TensorView* p : pool_) {
+      if (p != tv && concreteShape(p) == shape && coin(50)) {
+        return p;
+      }
+    }
+    return coin(30) ? tv : newInput(shape);
+  }
+
+  void add(Val* v) {
+    if (v != nullptr && v->isTensor()) {
+      pool_.push_back(v->asTensor());
+    }
+  }
+
+  void addOp() {
+    TensorView* x = operand();
+    std::vector<int64_t> shape = concreteShape(x);
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    switch (pick(17)) {
+      case 0: {
+        const UnaryOpType ops[] = {UnaryOpType::Neg,  UnaryOpType::Abs,
+                                   UnaryOpType::Exp,  UnaryOpType::Sin,
+                                   UnaryOpType::Tanh, UnaryOpType::Sigmoid,
+                                   UnaryOpType::Relu, UnaryOpType::Silu};
+        add(unaryOp(ops[pick(8)], x));
+        break;
+      }
+      case 1:
+        add(castOp(x, randomFloat()));
+        break;
+      case 2:
+      case 3: {
+        const BinaryOpType ops[] = {BinaryOpType::Add, BinaryOpType::Sub,
+                                    BinaryOpType::Mul, BinaryOpType::Maximum};
+        add(binaryOp(ops[pick(4)], x, partnerFor(x)));
+        break;
+      }
+      case 4: {
+        Scalar* s = defineScalar(f(), DataType::Double,
+                                 ScalarValue(double(pick(5)) - 2.0));
+        add(binaryOp(BinaryOpType::Mul, x, s));
+        break;
+      }
+      case 5: {  // broadcast a new dim, maybe expand it
+        std::vector<bool> mask(rank + 1, false);
+        mask[pick(rank + 1)] = true;
+        TensorView* b = broadcast(x, mask);
+        if (coin(70)) {
+          std::vector<int64_t> to(rank + 1, -1);
+          for (size_t d = 0; d < mask.size(); ++d) {
+            if (mask[d]) {
+              to[d] = 2 + pick(3);
+            }
+          }
+          b = expand(b, to);
+        }
+        add(b);
+        break;
+      }
+      case 6: {  // merge two adjacent dims
+        if (rank < 2) {
+          return;
+        }
+        int64_t d = pick(rank - 1);
+        std::vector<int64_t> to;
+        for (int64_t i = 0; i < rank; ++i) {
+          if (i == d) {
+            to.push_back(shape[i] * shape[i + 1]);
+            ++i;
+          } else {
+            to.push_back(shape[i]);
+          }
+        }
+        add(reshape(x, to));
+        break;
+      }
+      case 7: {  // split a dim of even size
+        std::vector<int64_t> to;
+        bool split = false;
+        for (int64_t i = 0; i < rank; ++i) {
+          if (!split && shape[i] % 2 == 0 && shape[i] > 0) {
+            to.push_back(2);
+            to.push_back(shape[i] / 2);
+            split = true;
+          } else {
+            to.push_back(shape[i]);
+          }
+        }
+        if (split) {
+          add(reshape(x, to));
+        }
+        break;
+      }
+      case 8: {
+        std::vector<int64_t> perm(rank);
+        std::iota(perm.begin(), perm.end(), 0);
+        std::shuffle(perm.begin(), perm.end(), rng_);
+        add(permute(x, perm));
+        break;
+      }
+      case 9: {
+        std::vector<int64_t> dims;
+        for (int64_t i = 0; i < rank; ++i) {
+          if (shape[i] == 1 && !x->axis(i).hasExpanded) {
+            dims.push_back(i);
+          }
+        }
+        if (!dims.empty()) {
+          add(squeeze(x, dims));
+        }
+        break;
+      }
+      case 10: {
+        std::vector<int64_t> starts, stops, steps;
+        for (int64_t s : shape) {
+          int64_t a = s > 0 ? pick(static_cast<int>(s)) : 0;
+          int64_t b = a + (s - a > 0 ? pick(static_cast<int>(s - a)) + 1 : 0);
+          starts.push_back(a);
+          stops.push_back(b);
+          steps.push_back(1);
+        }
+        add(slice(x, starts, stops, steps));
+        break;
+      }
+      case 11: {
+        if (rank == 0) {
+          return;
+        }
+        Scalar* v = defineScalar(f(), DataType::Double, ScalarValue(0.5));
+        add(pad(x, {pick(3), pick(3)}, v));
+        break;
+      }
+      case 12: {
+        if (rank == 0) {
+          return;
+        }
+        add(cat({x, partnerFor(x)}, pick(static_cast<int>(rank))));
+        break;
+      }
+      case 13: {
+        if (rank == 0) {
+          return;
+        }
+        std::vector<int64_t> axes = {pick(static_cast<int>(rank))};
+        const ReductionOpType ops[] = {ReductionOpType::Sum,
+                                       ReductionOpType::Max};
+        ReductionOpType op = ops[pick(2)];
+        if (op == ReductionOpType::Max && shape[axes[0]] == 0) {
+          op = ReductionOpType::Sum;  // max of nothing is an error in ATen
+        }
+        add(reduction(op, x, axes, coin(40)));
+        break;
+      }
+      case 14: {  // matmul with a fresh [k, n] operand
+        if (rank < 1 || rank > 3) {
+          return;
+        }
+        TensorView* w = defineTensor(f(), {shape.back(), 3}, x->dtype());
+        result_.inputSizes.push_back({shape.back(), 3});
+        add(matmul(x, w));
+        break;
+      }
+      case 15:
+        add(coin(50) ? segmentSet(x) : set(x));
+        break;
+      case 16: {
+        Scalar* one = defineScalar(f(), DataType::Double, ScalarValue(1.5));
+        add(binaryOp(BinaryOpType::Add, x, full(f(), shape, one, x->dtype())));
+        break;
+      }
+    }
+  }
+
+  void chooseOutputs() {
+    std::vector<TensorView*> candidates;
+    for (TensorView* tv : pool_) {
+      if (!f().isInput(tv)) {
+        candidates.push_back(tv);
+      }
+    }
+    if (candidates.empty()) {
+      candidates.push_back(set(pool_.front()));
+    }
+    f().addOutput(candidates.back());
+    for (size_t i = 0; i + 1 < candidates.size(); ++i) {
+      if (coin(25)) {
+        f().addOutput(candidates[i]);
+      }
+    }
+  }
+
+  std::mt19937_64 rng_;
+  RandomFusion result_;
+  std::vector<TensorView*> pool_;
+};
+
+}  // namespace
+
+RandomFusion makeRandomFusion(uint64_t seed, int maxOps) {
+  return Generator(seed).build(maxOps);
+}
+
+}  // namespace nvfuser

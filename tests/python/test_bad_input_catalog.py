@@ -1,0 +1,132 @@
+"""More misuses of the API (test_bad_input.py has the first ones): each must
+raise the named exception with a message that names the problem."""
+
+import pytest
+import torch
+
+from nvfuser import DataType, FusionDefinition
+
+
+def define(build):
+    with FusionDefinition() as fd:
+        build(fd)
+    return fd
+
+
+def run(build, inputs):
+    return define(build).execute(inputs)
+
+
+def one_input(fd, shape=(-1,), dtype=DataType.Float, **kw):
+    t = fd.define_tensor(shape=list(shape), dtype=dtype, **kw)
+    fd.add_output(fd.ops.neg(t))
+    return t
+
+
+CASES = [
+    ("static size mismatch",
+     lambda: run(lambda fd: one_input(fd, (4,)), [torch.randn(5)]),
+     ValueError, r"dim 0 has size 5 but the fusion requires 4"),
+    ("expanded broadcast given real strides",
+     lambda: run(lambda fd: one_input(fd, (-1, -1), contiguity=[None, True]),
+                 [torch.randn(3, 4)]),
+     ValueError, r"defined as an expanded broadcast .* stride 4"),
+    ("squeeze of a real dim",
+     lambda: define(lambda fd: fd.ops.squeeze(
+         fd.define_tensor(shape=[3, 4]), dims=[0])),
+     ValueError, r"squeeze: dim 0 .* has size 3; only size-1 dims"),
+    ("negative pad",
+     lambda: define(lambda fd: fd.ops.pad(fd.define_tensor(shape=[3]),
+                                          [-1, 0])),
+     ValueError, r"negative pad widths are not supported"),
+    ("odd pad widths",
+     lambda: define(lambda fd: fd.ops.pad(fd.define_tensor(shape=[3]), [1])),
+     ValueError, r"even number of entries"),
+    ("duplicate reduction dims",
+     lambda: define(lambda fd: fd.ops.sum(fd.define_tensor(shape=[3, 4]),
+                                          dims=[1, -1])),
+     ValueError, r"sum: dim -1 appears more than once"),
+    ("matmul dtype mismatch",
+     lambda: define(lambda fd: fd.ops.matmul(
+         fd.define_tensor(shape=[3, 4]),
+         fd.define_tensor(shape=[4, 5], dtype=DataType.Half))),
+     TypeError, r"matmul: operands .* must have the same dtype"),
+    ("matmul contraction mismatch",
+     lambda: define(lambda fd: fd.ops.matmul(fd.define_tensor(shape=[3, 4]),
+                                             fd.define_tensor(shape=[5, 2]))),
+     ValueError, r"contraction sizes differ: .*\(4 vs 5\)"),
+    ("where with a float condition",
+     lambda: define(lambda fd: fd.ops.where(fd.define_tensor(shape=[3]), 1.0,
+                                            0.0)),
+     TypeError, r"where: condition must be Bool"),
+    ("bitwise op on floats",
+     lambda: define(lambda fd: fd.ops.bitwise_and(
+         fd.define_tensor(shape=[3]), fd.define_tensor(shape=[3]))),
+     TypeError, r"bitwise_and: operands must be integral or Bool"),
+    ("stride_order not a permutation",
+     lambda: define(lambda fd: fd.define_tensor(shape=[3, 4],
+                                                stride_order=[0, 0])),
+     ValueError, r"stride_order must be a permutation of 0..1"),
+    ("contiguity of the wrong length",
+     lambda: define(lambda fd: fd.define_tensor(shape=[3, 4],
+                                                contiguity=[True])),
+     ValueError, r"contiguity has 1 entries but shape has 2 dims"),
+    ("is_cpu for a tensor of rank 2",
+     lambda: define(lambda fd: fd.define_tensor(shape=[3, 4], is_cpu=True)),
+     ValueError, r"is_cpu=True is only supported for rank-0"),
+    ("reshape with two -1",
+     lambda: define(lambda fd: fd.ops.reshape(fd.define_tensor(shape=[12]),
+                                              [-1, -1])),
+     ValueError, r"more than one -1"),
+    ("iota of negative length",
+     lambda: define(lambda fd: fd.ops.iota(-2)),
+     ValueError, r"iota: length -2 must be >= 0"),
+    ("var_mean of an integer tensor",
+     lambda: define(lambda fd: fd.ops.var_mean(
+         fd.define_tensor(shape=[3], dtype=DataType.Int), dims=[0])),
+     TypeError, r"var_mean: input must be floating point"),
+    ("from_pytorch of a list",
+     lambda: define(lambda fd: fd.from_pytorch([1, 2])),
+     TypeError, r"from_pytorch: expected a torch.Tensor, got list"),
+    ("unsupported tensor dtype at execute",
+     lambda: run(lambda fd: one_input(fd), [torch.zeros(3,
+                                                        dtype=torch.uint8)]),
+     TypeError, r"tensors of dtype Byte are not supported"),
+    ("full with a negative size",
+     lambda: define(lambda fd: fd.ops.full([2, -3], 0.0, DataType.Float)),
+     ValueError, r"full: shape\[1\] = -3 must be >= 0"),
+    ("expand of a real dim",
+     lambda: define(lambda fd: fd.ops.expand(fd.define_tensor(shape=[3, 1]),
+                                             [4, 5])),
+     ValueError, r"expand: dim 0 .* cannot be expanded to 4"),
+    ("broadcast mask of the wrong size",
+     lambda: define(lambda fd: fd.ops.broadcast(fd.define_tensor(shape=[3]),
+                                                [True, True])),
+     ValueError, r"broadcast: .* has 1 dims but is_broadcast_dim keeps 0"),
+    ("cuda_code_for with a bad arch",
+     lambda: define(lambda fd: one_input(fd)).cuda_code_for(
+         [torch.randn(3)], arch="hopper"),
+     ValueError, r"arch must look like 'sm_90'"),
+    ("runtime scalar used as a shape",
+     lambda: define(lambda fd: fd.ops.reshape(
+         fd.define_tensor(shape=[4]), [fd.define_scalar(None,
+                                                        DataType.Int)])),
+     NotImplementedError, r"is a runtime scalar input; shapes must be "
+                          r"constants"),
+    ("squeeze of an out-of-range dim",
+     lambda: define(lambda fd: fd.ops.squeeze(fd.define_tensor(shape=[1]),
+                                              dims=[3])),
+     ValueError, r"dim 3 is out of range for a tensor of rank 1"),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_bad_input(case):
+    _, call, error, pattern = case
+    with pytest.raises(error, match=pattern):
+        call()
+
+
+def test_catalog_has_at_least_40_distinct_misuses():
+    # test_bad_input.py checks 35 distinct misuses; this file adds the rest.
+    assert len(CASES) + 35 >= 40
