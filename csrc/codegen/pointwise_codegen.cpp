@@ -274,7 +274,10 @@ std::string PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
     }
     case ExprType::Binary: {
       auto* b = exprAs<BinaryOp>(e);
-      DataType t = b->computeType();
+      // Comparisons keep Half/BFloat16 as their compute type; the storage
+      // types have no operators, and Float compares them exactly.
+      DataType t =
+          isReducedFloat(b->computeType()) ? DataType::Float : b->computeType();
       std::string r = binaryExpr(b->op(), t, operand(e->input(0), idx, t),
                                  operand(e->input(1), idx, t));
       DataType rt = isComparison(b->op()) ? DataType::Bool : t;

@@ -128,6 +128,16 @@ TEST(CodegenTest, ZeroWidthPadCompiles) {
   EXPECT_EQ(compileAll(f).size(), 1u);
 }
 
+// Found by the fuzzer (seed 50): comparing two BFloat16 values.
+TEST(CodegenTest, ReducedFloatComparisonsCompile) {
+  Fusion f;
+  TensorView* a = defineTensor(f, {3, 4}, DataType::BFloat16);
+  TensorView* b = defineTensor(f, {3, 4}, DataType::Half);
+  f.addOutput(where(binaryOp(BinaryOpType::Lt, a, a), a, a));
+  f.addOutput(binaryOp(BinaryOpType::Ge, b, b));
+  EXPECT_EQ(compileAll(f).size(), 2u);  // two independent kernels
+}
+
 TEST(CodegenTest, ReductionIsNotPointwise) {
   Fusion f;
   TensorView* a = defineTensor(f, {4, 8}, DataType::Float);

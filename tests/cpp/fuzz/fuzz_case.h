@@ -11,6 +11,7 @@ namespace nvfuser {
 
 struct FuzzOutcome {
   bool skipped = false;  // ATen itself rejects the generated fusion
+  std::string skipReason;
   std::vector<std::string> problems;
   int64_t exprs = 0;
   int64_t segments = 0;    // under the default policy
@@ -18,7 +19,12 @@ struct FuzzOutcome {
 };
 
 // compileKernels: also generate every pointwise kernel and compile it with
-// NVRTC for sm_90.
-FuzzOutcome runFuzzCase(uint64_t seed, int maxOps, bool compileKernels);
+// NVRTC for sm_90. cuda: run on the GPU instead, generated kernels against
+// ATen on the GPU, default policy only; values must agree within 1e-2
+// (relative and absolute) on at least 99% of the elements of every output,
+// since FMA contraction and libdevice math differ from ATen's kernels in
+// the last bits, which casts to integers can amplify.
+FuzzOutcome runFuzzCase(uint64_t seed, int maxOps, bool compileKernels,
+                        bool cuda = false);
 
 }  // namespace nvfuser

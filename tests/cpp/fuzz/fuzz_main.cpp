@@ -1,6 +1,7 @@
 // fuzz_fusions: differential fuzzing of the segmenter and codegen.
 //
 //   fuzz_fusions [--count N] [--seed S] [--ops K] [--compile-every M]
+//                [--device cuda]
 //
 // Runs N random fusions from seed S on, under every forwarding policy,
 // against the unsegmented ATen evaluation. For each failure it prints the
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
   uint64_t first = 0;
   int ops = 14;
   uint64_t compileEvery = 0;
+  bool cuda = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--count")) {
       count = std::strtoull(argv[i + 1], nullptr, 10);
@@ -26,6 +28,8 @@ int main(int argc, char** argv) {
       first = std::strtoull(argv[i + 1], nullptr, 10);
     } else if (!std::strcmp(argv[i], "--ops")) {
       ops = std::atoi(argv[i + 1]);
+    } else if (!std::strcmp(argv[i], "--device")) {
+      cuda = !std::strcmp(argv[i + 1], "cuda");
     } else if (!std::strcmp(argv[i], "--compile-every")) {
       compileEvery = std::strtoull(argv[i + 1], nullptr, 10);
     }
@@ -34,7 +38,10 @@ int main(int argc, char** argv) {
   uint64_t failures = 0, skipped = 0, exprs = 0, segments = 0;
   for (uint64_t s = first; s < first + count; ++s) {
     bool compile = compileEvery > 0 && s % compileEvery == 0;
-    FuzzOutcome o = runFuzzCase(s, ops, compile);
+    FuzzOutcome o = runFuzzCase(s, ops, compile, cuda);
+    if (o.skipped && skipped < 3) {
+      std::cout << "skipped seed " << s << ": " << o.skipReason << "\n";
+    }
     skipped += o.skipped;
     exprs += o.exprs;
     segments += o.segments;
@@ -47,7 +54,7 @@ int main(int argc, char** argv) {
     int minimal = ops;
     FuzzOutcome smallest = o;
     for (int k = 1; k < ops; ++k) {
-      FuzzOutcome t = runFuzzCase(s, k, compile);
+      FuzzOutcome t = runFuzzCase(s, k, compile, cuda);
       if (!t.problems.empty()) {
         minimal = k;
         smallest = t;
@@ -64,8 +71,9 @@ int main(int argc, char** argv) {
   double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  std::cout << "fuzzed " << count << " fusions (seeds " << first << ".."
-            << first + count - 1 << "): " << failures << " failed, " << skipped
+  std::cout << "fuzzed " << count << " fusions on " << (cuda ? "cuda" : "cpu")
+            << " (seeds " << first << ".." << first + count - 1
+            << "): " << failures << " failed, " << skipped
             << " skipped (rejected by ATen), " << exprs << " exprs, "
             << segments << " segments, " << secs << " s\n";
   return failures == 0 ? 0 : 1;

@@ -44,7 +44,7 @@ class Generator {
   Fusion& f() { return *result_.fusion; }
 
   std::vector<int64_t> randomShape() {
-    int rank = pick(5);  // 0..4
+    int rank = coin(8) ? 5 : pick(5);  // 0..5, mostly small
     std::vector<int64_t> s;
     const int64_t sizes[] = {1, 2, 3, 4, 5, 6, 8, 0};
     for (int d = 0; d < rank; ++d) {
@@ -60,7 +60,7 @@ class Generator {
   }
 
   TensorView* newInput(const std::vector<int64_t>& shape) {
-    DataType t = randomFloat();
+    DataType t = coin(10) ? DataType::Int32 : randomFloat();
     TensorView* tv = defineTensor(f(), shape, t);
     result_.inputSizes.push_back(shape);
     pool_.push_back(tv);
@@ -96,7 +96,7 @@ class Generator {
     TensorView* x = operand();
     std::vector<int64_t> shape = concreteShape(x);
     const int64_t rank = static_cast<int64_t>(shape.size());
-    switch (pick(17)) {
+    switch (pick(24)) {
       case 0: {
         const UnaryOpType ops[] = {UnaryOpType::Neg,  UnaryOpType::Abs,
                                    UnaryOpType::Exp,  UnaryOpType::Sin,
@@ -232,7 +232,7 @@ class Generator {
         break;
       }
       case 14: {  // matmul with a fresh [k, n] operand
-        if (rank < 1 || rank > 3) {
+        if (rank < 1 || rank > 3 || isIntegralType(x->dtype())) {
           return;
         }
         TensorView* w = defineTensor(f(), {shape.back(), 3}, x->dtype());
@@ -246,6 +246,92 @@ class Generator {
       case 16: {
         Scalar* one = defineScalar(f(), DataType::Double, ScalarValue(1.5));
         add(binaryOp(BinaryOpType::Add, x, full(f(), shape, one, x->dtype())));
+        break;
+      }
+      case 17: {  // comparison, logical op and where
+        TensorView* y = partnerFor(x);
+        Val* c = binaryOp(coin(50) ? BinaryOpType::Lt : BinaryOpType::Ge, x, y);
+        if (coin(40)) {
+          c = binaryOp(
+              coin(50) ? BinaryOpType::LogicalOr : BinaryOpType::LogicalAnd, c,
+              unaryOp(UnaryOpType::LogicalNot, c));
+        }
+        add(where(c, x, y));
+        break;
+      }
+      case 18: {
+        Scalar* lo = defineScalar(f(), DataType::Double, ScalarValue(-0.5));
+        Scalar* hi = defineScalar(f(), DataType::Double, ScalarValue(0.75));
+        if (isIntegralType(x->dtype())) {
+          return;
+        }
+        add(coin(50) ? clamp(x, lo, hi) : lerp(x, partnerFor(x), hi));
+        break;
+      }
+      case 19: {  // integer and bitwise ops on an integer view of x
+        Val* i = castOp(x, DataType::Int32);
+        Val* j = binaryOp(
+            coin(50) ? BinaryOpType::BitwiseXor : BinaryOpType::BitwiseAnd, i,
+            castOp(partnerFor(x), DataType::Int32));
+        add(unaryOp(UnaryOpType::BitwiseNot, j));
+        break;
+      }
+      case 20: {
+        if (rank == 0) {
+          return;
+        }
+        std::vector<int64_t> axes = {pick(static_cast<int>(rank))};
+        if (shape[axes[0]] == 0 || isIntegralType(x->dtype())) {
+          return;  // empty min/prod and integer var_mean are ATen errors
+        }
+        switch (pick(4)) {
+          case 0:
+            add(reduction(ReductionOpType::Mean, x, axes, coin(40)));
+            break;
+          case 1:
+            add(reduction(ReductionOpType::Min, x, axes, coin(40)));
+            break;
+          case 2:
+            add(reduction(ReductionOpType::Prod, x, axes, coin(40)));
+            break;
+          default: {
+            auto [var, mean] = varMean(x, axes, pick(2), coin(40));
+            add(var);
+            add(mean);
+          }
+        }
+        break;
+      }
+      case 21: {  // linear with a fresh [n, k] weight and bias
+        if (rank < 1 || rank > 3 || isIntegralType(x->dtype())) {
+          return;
+        }
+        TensorView* w = defineTensor(f(), {4, shape.back()}, x->dtype());
+        result_.inputSizes.push_back({4, shape.back()});
+        TensorView* b = defineTensor(f(), {4}, x->dtype());
+        result_.inputSizes.push_back({4});
+        add(linear(x, w, coin(50) ? b : nullptr));
+        break;
+      }
+      case 22: {  // iota along the last dim, broadcast against x
+        if (rank == 0 || shape.back() == 0) {
+          return;
+        }
+        Scalar* start =
+            defineScalar(f(), DataType::Int, ScalarValue(int64_t(pick(3))));
+        Scalar* step =
+            defineScalar(f(), DataType::Int, ScalarValue(int64_t(1 + pick(2))));
+        TensorView* io = iota(f(), shape.back(), start, step,
+                              coin(50) ? DataType::Int : DataType::Float);
+        add(binaryOp(BinaryOpType::Add, x, io));
+        break;
+      }
+      case 23: {
+        const UnaryOpType ops[] = {UnaryOpType::Floor,      UnaryOpType::Ceil,
+                                   UnaryOpType::Round,      UnaryOpType::Erf,
+                                   UnaryOpType::Gelu,       UnaryOpType::Cos,
+                                   UnaryOpType::Reciprocal, UnaryOpType::IsNan};
+        add(unaryOp(ops[pick(8)], x));
         break;
       }
     }
