@@ -110,9 +110,17 @@ class Generator {
         break;
       case 2:
       case 3: {
-        const BinaryOpType ops[] = {BinaryOpType::Add, BinaryOpType::Sub,
-                                    BinaryOpType::Mul, BinaryOpType::Maximum};
-        add(binaryOp(ops[pick(4)], x, partnerFor(x)));
+        // Integer operands only get ops that cannot divide by zero.
+        const BinaryOpType ops[] = {
+            BinaryOpType::Add,       BinaryOpType::Sub,
+            BinaryOpType::Mul,       BinaryOpType::Maximum,
+            BinaryOpType::Minimum,   BinaryOpType::Div,
+            BinaryOpType::Pow,       BinaryOpType::Fmod,
+            BinaryOpType::Remainder, BinaryOpType::Eq,
+            BinaryOpType::Ne,        BinaryOpType::Le,
+            BinaryOpType::Gt};
+        int n = isIntegralType(x->dtype()) ? 5 : 13;
+        add(binaryOp(ops[pick(n)], x, partnerFor(x)));
         break;
       }
       case 4: {
@@ -327,11 +335,13 @@ class Generator {
         break;
       }
       case 23: {
-        const UnaryOpType ops[] = {UnaryOpType::Floor,      UnaryOpType::Ceil,
-                                   UnaryOpType::Round,      UnaryOpType::Erf,
-                                   UnaryOpType::Gelu,       UnaryOpType::Cos,
-                                   UnaryOpType::Reciprocal, UnaryOpType::IsNan};
-        add(unaryOp(ops[pick(8)], x));
+        const UnaryOpType ops[] = {
+            UnaryOpType::Floor, UnaryOpType::Ceil,      UnaryOpType::Round,
+            UnaryOpType::Erf,   UnaryOpType::Gelu,      UnaryOpType::Cos,
+            UnaryOpType::Log,   UnaryOpType::Sqrt,      UnaryOpType::Rsqrt,
+            UnaryOpType::IsNan, UnaryOpType::Reciprocal};
+        int n = isIntegralType(x->dtype()) ? 10 : 11;  // no 1/0 on integers
+        add(unaryOp(ops[pick(n)], x));
         break;
       }
     }
