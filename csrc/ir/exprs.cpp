@@ -218,6 +218,37 @@ std::string SliceOp::attributesToString() const {
   os << "]";
   return os.str();
 }
+namespace {
+template <typename Field>
+std::vector<int64_t> rangeField(const std::vector<SliceRange>& ranges,
+                                Field field) {
+  std::vector<int64_t> out;
+  for (const SliceRange& r : ranges) {
+    out.push_back(r.*field);
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<int64_t> SliceOp::starts() const {
+  return rangeField(ranges_, &SliceRange::start);
+}
+std::vector<int64_t> SliceOp::stops() const {
+  return rangeField(ranges_, &SliceRange::stop);
+}
+std::vector<int64_t> SliceOp::steps() const {
+  return rangeField(ranges_, &SliceRange::step);
+}
+
+std::vector<int64_t> PadOp::flatWidths() const {
+  std::vector<int64_t> flat;
+  for (auto it = widths_.rbegin(); it != widths_.rend(); ++it) {
+    flat.push_back(it->first);
+    flat.push_back(it->second);
+  }
+  return flat;
+}
+
 std::string PadOp::attributesToString() const {
   std::ostringstream os;
   os << "widths=[";

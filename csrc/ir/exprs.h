@@ -197,6 +197,10 @@ class SliceOp : public Expr {
   SliceOp(Val* out, Val* in, std::vector<SliceRange> ranges)
       : Expr(kType, {in}, {out}), ranges_(std::move(ranges)) {}
   const std::vector<SliceRange>& ranges() const { return ranges_; }
+  // The ranges as the builder's three lists.
+  std::vector<int64_t> starts() const;
+  std::vector<int64_t> stops() const;
+  std::vector<int64_t> steps() const;
   std::string opName() const override { return "slice"; }
   std::string attributesToString() const override;
 
@@ -214,6 +218,8 @@ class PadOp : public Expr {
   const std::vector<std::pair<int64_t, int64_t>>& widths() const {
     return widths_;
   }
+  // torch.nn.functional.pad order: last dim first, (before, after) pairs.
+  std::vector<int64_t> flatWidths() const;
   std::string opName() const override { return "pad"; }
   std::string attributesToString() const override;
 

@@ -120,27 +120,17 @@ class PythonPrinter {
                listToString(dimsOf(exprAs<SqueezeOp>(e)->isSqueezed())) + ")";
         break;
       case ExprType::Slice: {
-        std::vector<int64_t> a, b, c;
-        for (const SliceRange& r : exprAs<SliceOp>(e)->ranges()) {
-          a.push_back(r.start);
-          b.push_back(r.stop);
-          c.push_back(r.step);
-        }
-        call = "fd.ops.slice(" + x + ", " + listToString(a) + ", " +
-               listToString(b) + ", " + listToString(c) + ")";
+        const auto* op = exprAs<SliceOp>(e);
+        call = "fd.ops.slice(" + x + ", " + listToString(op->starts()) + ", " +
+               listToString(op->stops()) + ", " + listToString(op->steps()) +
+               ")";
         break;
       }
-      case ExprType::Pad: {
-        std::vector<int64_t> flat;
-        const auto& w = exprAs<PadOp>(e)->widths();
-        for (auto it = w.rbegin(); it != w.rend(); ++it) {
-          flat.push_back(it->first);
-          flat.push_back(it->second);
-        }
-        call = "fd.ops.pad(" + x + ", " + listToString(flat) + ", " +
+      case ExprType::Pad:
+        call = "fd.ops.pad(" + x + ", " +
+               listToString(exprAs<PadOp>(e)->flatWidths()) + ", " +
                name(e->input(1)) + ")";
         break;
-      }
       case ExprType::Cat: {
         std::vector<std::string> parts;
         for (const Val* v : e->inputs()) {

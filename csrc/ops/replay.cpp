@@ -57,23 +57,11 @@ std::vector<Val*> replayExpr(const Expr* e, const std::vector<Val*>& ins) {
       return {squeeze(tensorIn(ins, 0), dims)};
     }
     case ExprType::Slice: {
-      std::vector<int64_t> starts, stops, steps;
-      for (const SliceRange& r : exprAs<SliceOp>(e)->ranges()) {
-        starts.push_back(r.start);
-        stops.push_back(r.stop);
-        steps.push_back(r.step);
-      }
-      return {slice(tensorIn(ins, 0), starts, stops, steps)};
+      const auto* op = exprAs<SliceOp>(e);
+      return {slice(tensorIn(ins, 0), op->starts(), op->stops(), op->steps())};
     }
-    case ExprType::Pad: {
-      const auto& widths = exprAs<PadOp>(e)->widths();
-      std::vector<int64_t> flat;
-      for (auto it = widths.rbegin(); it != widths.rend(); ++it) {
-        flat.push_back(it->first);
-        flat.push_back(it->second);
-      }
-      return {pad(tensorIn(ins, 0), flat, ins[1])};
-    }
+    case ExprType::Pad:
+      return {pad(tensorIn(ins, 0), exprAs<PadOp>(e)->flatWidths(), ins[1])};
     case ExprType::Cat: {
       std::vector<TensorView*> ts;
       for (Val* v : ins) {

@@ -264,12 +264,7 @@ at::Tensor evalExpr(const Expr& e, const std::vector<at::Tensor>& in,
       return t;
     }
     case ExprType::Pad: {
-      const auto& widths = exprAs<PadOp>(&e)->widths();
-      std::vector<int64_t> flat;
-      for (auto it = widths.rbegin(); it != widths.rend(); ++it) {
-        flat.push_back(it->first);
-        flat.push_back(it->second);
-      }
+      std::vector<int64_t> flat = exprAs<PadOp>(&e)->flatWidths();
       at::Scalar value = in[1].item();
       return at::constant_pad_nd(in[0], flat, value);
     }

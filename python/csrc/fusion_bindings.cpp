@@ -90,6 +90,19 @@ std::vector<RuntimeArg> toRuntimeArgs(const Fusion& f, const py::list& in) {
   return args;
 }
 
+// What every run-like call needs: the options for this call and the args.
+struct CallSetup {
+  Options options;
+  std::vector<RuntimeArg> args;
+};
+
+CallSetup prepareCall(FusionExecutorCache& cache, const py::list& inputs,
+                      const std::vector<std::string>& enable,
+                      const std::vector<std::string>& disable) {
+  return CallSetup{Options::fromEnvironment().withOverrides(enable, disable),
+                   toRuntimeArgs(cache.fusion(), inputs)};
+}
+
 py::list valRefs(const std::vector<const TensorView*>& tvs) {
   py::list out;
   for (const TensorView* tv : tvs) {
@@ -247,12 +260,9 @@ void bindFusion(py::module_& m) {
               const std::vector<std::string>& enable,
               const std::vector<std::string>& disable) {
              FusionExecutorCache& cache = self.cache();
-             Options options =
-                 Options::fromEnvironment().withOverrides(enable, disable);
-             std::vector<RuntimeArg> args =
-                 toRuntimeArgs(cache.fusion(), inputs);
+             CallSetup call = prepareCall(cache, inputs, enable, disable);
              py::gil_scoped_release release;
-             return cache.runUnsegmented(args, options);
+             return cache.runUnsegmented(call.args, call.options);
            })
       .def("num_cached_signatures",
            [](PyFusion& self) { return self.cache().numCachedSignatures(); })
@@ -261,24 +271,19 @@ void bindFusion(py::module_& m) {
               const std::vector<std::string>& enable,
               const std::vector<std::string>& disable, uint64_t stream) {
              FusionExecutorCache& cache = self.cache();
-             Options options =
-                 Options::fromEnvironment().withOverrides(enable, disable);
-             std::vector<RuntimeArg> args =
-                 toRuntimeArgs(cache.fusion(), inputs);
+             CallSetup call = prepareCall(cache, inputs, enable, disable);
              py::gil_scoped_release release;
-             return cache.run(args, options, reinterpret_cast<void*>(stream));
+             return cache.run(call.args, call.options,
+                              reinterpret_cast<void*>(stream));
            })
       .def("cuda_code_for",
            [](PyFusion& self, const py::list& inputs, const std::string& arch,
               const std::vector<std::string>& enable,
               const std::vector<std::string>& disable) {
              FusionExecutorCache& cache = self.cache();
-             Options options =
-                 Options::fromEnvironment().withOverrides(enable, disable);
-             std::vector<RuntimeArg> args =
-                 toRuntimeArgs(cache.fusion(), inputs);
+             CallSetup call = prepareCall(cache, inputs, enable, disable);
              py::gil_scoped_release release;
-             return cache.cudaCodeFor(args, options, arch);
+             return cache.cudaCodeFor(call.args, call.options, arch);
            })
       .def("last_cuda_code",
            [](PyFusion& self) { return self.cache().lastCudaCode(); });
