@@ -40,7 +40,8 @@ SegmentCandidateFinder::SegmentCandidateFinder(const Fusion& fusion,
     : fusion_(fusion),
       log_(options.dump("segmenter_logging")),
       policy_(forwardingPolicyFrom(options)),
-      forwarder_(fusion, policy_, &log_) {}
+      forwarder_(fusion, policy_, &log_),
+      horizontal_(!options.disabled("horizontal_fusion")) {}
 
 std::unique_ptr<SegmentedFusion> SegmentCandidateFinder::segment(
     const Fusion& fusion, const Options& options) {
@@ -54,8 +55,10 @@ std::unique_ptr<SegmentedFusion> SegmentCandidateFinder::segment(
   }
   while (finder.mergeLevelRound()) {
   }
-  while (finder.mergeAnyPair()) {
-  }
+  do {
+    while (finder.mergeAnyPair()) {
+    }
+  } while (finder.mergeForwardingSiblings());
   return finder.finalize();
 }
 
@@ -501,6 +504,63 @@ bool SegmentCandidateFinder::mergeAnyPair() {
     }
   }
   return false;
+}
+
+bool SegmentCandidateFinder::reaches(int64_t from, int64_t to) {
+  if (!levelsValid_) {
+    computeLevels();
+  }
+  const int64_t limit = group(to).level;
+  std::vector<int64_t> stack = {from};
+  std::set<int64_t> seen;
+  while (!stack.empty()) {
+    int64_t id = stack.back();
+    stack.pop_back();
+    if (id == to) {
+      return true;
+    }
+    if (!seen.insert(id).second || group(id).level >= limit) {
+      continue;
+    }
+    for (int64_t c : group(id).consumers) {
+      stack.push_back(c);
+    }
+  }
+  return false;
+}
+
+bool SegmentCandidateFinder::mergeForwardingSiblings() {
+  if (!horizontal_) {
+    return false;
+  }
+  bool merged = false;
+  for (const ForwardedChain& chain : forwarder_.chains()) {
+    std::vector<int64_t> readers;
+    for (const Expr* use : chain.forwarded->uses()) {
+      auto it = groupOf_.find(use);
+      if (it != groupOf_.end() && !forwarder_.isBackedOff(use) &&
+          std::find(readers.begin(), readers.end(), it->second) ==
+              readers.end()) {
+        readers.push_back(it->second);
+      }
+    }
+    for (size_t i = 0; i < readers.size(); ++i) {
+      for (size_t j = i + 1; j < readers.size(); ++j) {
+        int64_t a = groupOf_.at(group(readers[i]).body.front());
+        int64_t b = groupOf_.at(group(readers[j]).body.front());
+        if (a == b || reaches(a, b) || reaches(b, a)) {
+          continue;
+        }
+        if (tryMerge(a, b, false, "sibling merge")) {
+          merged = true;
+          log_.add("sibling merge: g" + std::to_string(a) + " + g" +
+                   std::to_string(b) + " share forwarded " +
+                   chain.forwarded->ref());
+        }
+      }
+    }
+  }
+  return merged;
 }
 
 std::unique_ptr<SegmentedFusion> SegmentCandidateFinder::finalize() {

@@ -57,6 +57,11 @@ class SegmentCandidateFinder {
   bool mergeSingleConsumerProducers();
   bool mergeLevelRound();
   bool mergeAnyPair();
+  // Groups that replicate the same forwarded chain would have been linked
+  // through its producer without forwarding; merge such siblings when
+  // neither reaches the other (NVFUSER_DISABLE=horizontal_fusion: off).
+  bool mergeForwardingSiblings();
+  bool reaches(int64_t from, int64_t to);
   std::unique_ptr<SegmentedFusion> finalize();
 
   Group& group(int64_t id) { return *groups_[id]; }
@@ -86,6 +91,7 @@ class SegmentCandidateFinder {
   std::unordered_map<const Expr*, int64_t> groupOf_;
   std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> rejected_;
   bool levelsValid_ = false;
+  bool horizontal_ = true;
 };
 
 // Convenience entry point.

@@ -20,13 +20,15 @@ POLICIES = {
     "extended": [],
 }
 # Expected (segments, schedulers) per policy. hf_forward: cos/sin are
-# unsqueezed once and shared by the q and k branches, which end in different
-# segments; only extended forwarding replicates the broadcast into both.
+# unsqueezed once and shared by the q and k branches; only extended
+# forwarding replicates the broadcast into both, and the two branches (same
+# loop domain, same forwarded chain) then merge as siblings: q and k in one
+# kernel, v in another.
 EXPECTED = {
     "hf_forward": {
         "off": ["no_op", "no_op", "pointwise", "pointwise", "pointwise"],
         "unary": ["no_op", "no_op", "pointwise", "pointwise", "pointwise"],
-        "extended": ["pointwise", "pointwise", "pointwise"],
+        "extended": ["pointwise", "pointwise"],
     },
     "litgpt_forward": {
         p: ["no_op", "pointwise", "pointwise"] for p in POLICIES
@@ -70,10 +72,20 @@ def test_hf_forward_prologues_hold_the_shared_broadcasts():
     fd.execute(rf.make_inputs_hf_forward(CFG))
     groups = fd.last_segmentation()["groups"]
     assert groups[0]["prologue"] == ["broadcast", "broadcast"]
-    assert groups[1]["prologue"] == ["broadcast", "broadcast"]
+    assert groups[1]["prologue"] == []  # v: reshape, permute, repeat
+    assert len(groups[0]["outputs"]) == 2  # q and the repeated k
     # Neither rotary branch reads a broadcast cos/sin from memory.
     for g in groups:
         assert set(g["inputs"]) <= {"T0", "T1", "T2", "T3", "T4"}, g
+
+
+def test_sibling_merge_is_horizontal_fusion():
+    fd = build("hf_forward")
+    inputs = rf.make_inputs_hf_forward(CFG)
+    fd.execute(inputs, _disable_options=["horizontal_fusion"])
+    assert len(fd.last_segmentation()["groups"]) == 3
+    fd.execute(inputs)
+    assert len(fd.last_segmentation()["groups"]) == 2
 
 
 def test_extended_beats_unary_only_on_hf_forward():

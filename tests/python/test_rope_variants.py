@@ -1,0 +1,69 @@
+"""Every RoPE variant of the benchmark suite, forward and backward, at
+small fp32 sizes: forward against the eager module, backward against
+torch.autograd in float64, under every forwarding policy."""
+
+import os
+import sys
+
+import pytest
+import torch
+
+from nvfuser import DataType, FusionDefinition
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                "benchmarks", "rope"))
+import variants as rv  # noqa: E402
+
+POLICIES = [["input_forwarding"], ["extended_input_forwarding"], []]
+F32 = DataType.Float
+
+
+def build(define, cfg):
+    with FusionDefinition() as fd:
+        define(fd, cfg, F32)
+    return fd
+
+
+def segments_per_policy(fd, inputs):
+    counts = []
+    reference = fd.execute_unsegmented(inputs)
+    for disable in POLICIES:
+        outs = fd.execute(inputs, _disable_options=disable)
+        for o, r in zip(outs, reference):
+            assert torch.equal(o, r), disable
+        counts.append(len(fd.last_segmentation()["groups"]))
+    off, unary, extended = counts
+    assert extended <= unary <= off, counts
+    return outs, counts
+
+
+@pytest.mark.parametrize("name", sorted(rv.CONFIGS))
+def test_forward_matches_eager(name):
+    cfg = rv.small(name)
+    fd = build(rv.define_forward, cfg)
+    inputs = rv.forward_inputs(cfg, F32)
+    outs, _ = segments_per_policy(fd, inputs)
+    expected = rv.eager_forward(cfg, *inputs)
+    assert len(outs) == len(expected)
+    for o, e in zip(outs, expected):
+        torch.testing.assert_close(o, e, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", sorted(rv.CONFIGS))
+def test_backward_matches_autograd(name):
+    cfg = rv.small(name)
+    fd = build(rv.define_backward, cfg)
+    fwd = rv.forward_inputs(cfg, F32)
+    inputs = rv.backward_inputs(cfg, F32, fwd=fwd)
+    outs, _ = segments_per_policy(fd, inputs)
+    expected = rv.autograd_backward(cfg, inputs, fwd)
+    assert len(outs) == len(expected)
+    for o, e in zip(outs, expected):
+        torch.testing.assert_close(o.double(), e, rtol=1e-4, atol=1e-4)
+
+
+def test_configs_match_the_issue_table():
+    assert len(rv.CONFIGS) == 9
+    c = rv.CONFIGS["qwen2_5_7b_hf"]
+    assert (c["H"], c["G"], c["D"], c["cos"]) == (28, 4, 128, "input")
+    assert rv.CONFIGS["partial_rotary"]["R"] < rv.CONFIGS["partial_rotary"]["D"]
