@@ -57,6 +57,11 @@ def sized(name, T):
     return dict(CONFIGS[name], T=T)
 
 
+def num_outputs(c):
+    """Forward outputs (so backward output gradients): q, k[, v]."""
+    return 3 if (c["layout"] != "litgpt" or c["ret_v"]) else 2
+
+
 # ---------------------------------------------------------------- helpers
 def _rot(fd, x, shape, dt):
     d = shape[-1]
@@ -320,8 +325,7 @@ def backward_inputs(c, dt=DataType.BFloat16, device="cpu", fwd=None):
     """Output gradients, then what the backward fusion reads besides them
     (the forward inputs it needs)."""
     B, T, H, D = c["B"], c["T"], c["H"], c["D"]
-    n = 3 if (c["layout"] != "litgpt" or c["ret_v"]) else 2
-    grads = [_randn([B, H, T, D], dt, device) for _ in range(n)]
+    grads = [_randn([B, H, T, D], dt, device) for _ in range(num_outputs(c))]
     fwd = fwd if fwd is not None else forward_inputs(c, dt, device)
     if c["layout"] == "litgpt":
         return grads + fwd[1:]            # cos, sin
@@ -393,7 +397,7 @@ def eager_forward(c, *ins, compute=torch.float32):
 def autograd_backward(c, bwd_inputs, fwd_inputs):
     """The backward fusion's outputs computed by torch.autograd on
     eager_forward in float64."""
-    n_grads = 3 if (c["layout"] != "litgpt" or c["ret_v"]) else 2
+    n_grads = num_outputs(c)
     grads = [g.double() for g in bwd_inputs[:n_grads]]
     ins = [t.double() if t.is_floating_point() else t for t in fwd_inputs]
     wrt = [0] if c["layout"] in ("litgpt", "hf_fused") else [0, 1, 2]

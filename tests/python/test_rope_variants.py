@@ -67,3 +67,21 @@ def test_configs_match_the_issue_table():
     c = rv.CONFIGS["qwen2_5_7b_hf"]
     assert (c["H"], c["G"], c["D"], c["cos"]) == (28, 4, 128, "input")
     assert rv.CONFIGS["partial_rotary"]["R"] < rv.CONFIGS["partial_rotary"]["D"]
+
+
+def test_suite_dry_run(tmp_path):
+    import json
+    import subprocess
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    script = os.path.join(root, "benchmarks", "rope", "run_suite.py")
+    subprocess.run([sys.executable, script, "--dry-run", "--out",
+                    str(tmp_path), "--variants", "qwen2_5_7b_hf"], check=True,
+                   capture_output=True)
+    data = json.loads((tmp_path / "rope_suite.json").read_text())
+    modes = {(r["variant"], r["mode"]) for r in data["rows"]}
+    assert modes == {("qwen2_5_7b_hf", "fwd"), ("qwen2_5_7b_hf", "bwd")}
+    fwd = [r for r in data["rows"] if r["mode"] == "fwd"][0]["results"]
+    assert fwd["nvfuser-extended"]["segments"] == 2
+    assert fwd["nvfuser-off"]["segments"] == 5
+    assert "| qwen2_5_7b_hf | 8 | 5/5/2 |" in (tmp_path /
+                                              "rope_suite.md").read_text()

@@ -1,0 +1,250 @@
+"""RoPE benchmark suite (issue #6): every variant, forward and backward,
+through our compiler under each forwarding policy (and horizontal fusion
+off), PyTorch eager and torch.compile, at several sequence lengths.
+
+    python3 benchmarks/rope/run_suite.py --out DIR [--quick] [--dry-run]
+
+--quick: T=4096 only (fits one 10-minute device call). --dry-run: tiny
+sizes on the CPU, wall-clock timing, no chart: checks the script itself.
+Writes DIR/rope_suite.json, DIR/rope_suite.md and (on the GPU)
+DIR/rope_suite.png.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, HERE)
+
+from nvfuser import DataType, FusionDefinition  # noqa: E402
+import variants as rv  # noqa: E402
+
+POLICIES = {"off": ["input_forwarding"],
+            "unary": ["extended_input_forwarding"],
+            "extended": [],
+            "extended-no-hfusion": ["horizontal_fusion"]}
+
+
+class Timer:
+    """Median time in ms; CUDA events with an L2 flush between reps on the
+    GPU, wall clock on the CPU."""
+
+    def __init__(self, cuda, reps):
+        self.cuda = cuda
+        self.reps = reps
+        self.flush = (torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+                      if cuda else None)
+
+    def __call__(self, fn):
+        fn()
+        times = []
+        for _ in range(self.reps):
+            if self.cuda:
+                self.flush.zero_()
+                start = torch.cuda.Event(enable_timing=True)
+                end = torch.cuda.Event(enable_timing=True)
+                start.record()
+                fn()
+                end.record()
+                end.synchronize()
+                times.append(start.elapsed_time(end))
+            else:
+                t0 = time.perf_counter()
+                fn()
+                times.append((time.perf_counter() - t0) * 1e3)
+        return statistics.median(times)
+
+
+def count_kernels(fn, cuda):
+    """CUDA kernels one call launches (profiler), None on the CPU."""
+    if not cuda:
+        return None
+    fn()
+    torch.cuda.synchronize()
+    acts = [torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=acts) as prof:
+        fn()
+        torch.cuda.synchronize()
+    kernels = [e for e in prof.events()
+               if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA]
+    return len(kernels)
+
+
+def nbytes(ts):
+    return sum(t.numel() * t.element_size() for t in ts
+               if isinstance(t, torch.Tensor))
+
+
+def copy_bandwidth(cuda, timer):
+    n = (1 << 30) // 2 if cuda else 1 << 20
+    x = torch.randn(n, device="cuda" if cuda else "cpu", dtype=torch.bfloat16)
+    y = torch.empty_like(x)
+    ms = timer(lambda: y.copy_(x))
+    return 2 * x.numel() * 2 / ms / 1e6  # GB/s
+
+
+def eager_callables(cfg, mode, fwd_inputs, bwd_inputs):
+    """(fn, outputs-for-bytes) for eager; mode 'bwd' times the backward
+    through autograd on the eager forward."""
+    if mode == "fwd":
+        return lambda: rv.eager_forward(cfg, *fwd_inputs)
+    ins = [t.detach().clone().requires_grad_(t.is_floating_point())
+           for t in fwd_inputs]
+    n = rv.num_outputs(cfg)
+    outs = rv.eager_forward(cfg, *ins)
+    grads = bwd_inputs[:n]
+    wrt = [t for t in ins if t.requires_grad]
+    return lambda: torch.autograd.grad(outs[:n], wrt, grads, retain_graph=True)
+
+
+def compiled_callable(cfg, mode, fwd_inputs, bwd_inputs):
+    if not hasattr(torch, "compile"):
+        return None, "torch.compile unavailable"
+    fwd = torch.compile(lambda *a: rv.eager_forward(cfg, *a))
+    if mode == "fwd":
+        return (lambda: fwd(*fwd_inputs)), None
+    ins = [t.detach().clone().requires_grad_(t.is_floating_point())
+           for t in fwd_inputs]
+    n = rv.num_outputs(cfg)
+    outs = fwd(*ins)
+    wrt = [t for t in ins if t.requires_grad]
+    return (lambda: torch.autograd.grad(outs[:n], wrt, bwd_inputs[:n],
+                                        retain_graph=True)), None
+
+
+def run_one(name, mode, T, cuda, timer, copy_bw, dry):
+    cfg = rv.small(name, T) if dry else rv.sized(name, T)
+    dev = "cuda" if cuda else "cpu"
+    dt = DataType.BFloat16
+    fwd_inputs = rv.forward_inputs(cfg, dt, dev)
+    bwd_inputs = rv.backward_inputs(cfg, dt, dev, fwd=fwd_inputs)
+    inputs = fwd_inputs if mode == "fwd" else bwd_inputs
+    define = rv.define_forward if mode == "fwd" else rv.define_backward
+    row = dict(variant=name, mode=mode, T=T, results={})
+    for policy, disable in POLICIES.items():
+        with FusionDefinition() as fd:
+            define(fd, cfg, dt)
+        t0 = time.perf_counter()
+        outs = fd.execute(inputs, _disable_options=disable)
+        if cuda:
+            torch.cuda.synchronize()
+        first_ms = (time.perf_counter() - t0) * 1e3
+        seg = fd.last_segmentation()
+        ms = timer(lambda: fd.execute(inputs, _disable_options=disable))
+        minimal = nbytes(inputs) + nbytes(outs)
+        row["results"]["nvfuser-" + policy] = dict(
+            segments=len(seg["groups"]), boundary_bytes=seg["boundary_bytes"],
+            kernels=count_kernels(
+                lambda: fd.execute(inputs, _disable_options=disable), cuda),
+            ms=ms, gbps=minimal / ms / 1e6, frac=minimal / ms / 1e6 / copy_bw,
+            first_call_ms=first_ms)
+    eager = eager_callables(cfg, mode, fwd_inputs, bwd_inputs)
+    ms = timer(eager)
+    row["results"]["eager"] = dict(ms=ms, kernels=count_kernels(eager, cuda))
+    comp, why = compiled_callable(cfg, mode, fwd_inputs, bwd_inputs)
+    if comp is None:
+        row["results"]["torch.compile"] = dict(unavailable=why)
+    else:
+        t0 = time.perf_counter()
+        comp()
+        compile_ms = (time.perf_counter() - t0) * 1e3
+        ms = timer(comp)
+        row["results"]["torch.compile"] = dict(
+            ms=ms, kernels=count_kernels(comp, cuda), compile_ms=compile_ms)
+    ours = row["results"]["nvfuser-extended"]["ms"]
+    comp_ms = row["results"]["torch.compile"].get("ms")
+    row["speedup_vs_compile"] = comp_ms / ours if comp_ms else None
+    row["speedup_vs_eager"] = row["results"]["eager"]["ms"] / ours
+    return row
+
+
+def markdown(rows, copy_bw):
+    out = ["Copy bandwidth measured in this run: %.0f GB/s\n" % copy_bw]
+    for mode in ("fwd", "bwd"):
+        out.append("\n### %s\n" % mode)
+        out.append("| variant | T | segments off/unary/ext | ours ms | of copy "
+                   "BW | eager ms | torch.compile ms (kernels) | vs compile |")
+        out.append("|---|---|---|---|---|---|---|---|")
+        for r in rows:
+            if r["mode"] != mode:
+                continue
+            res = r["results"]
+            segs = "/".join(str(res["nvfuser-" + p]["segments"])
+                            for p in ("off", "unary", "extended"))
+            ext = res["nvfuser-extended"]
+            tc = res["torch.compile"]
+            tcs = ("%.3f (%s)" % (tc["ms"], tc["kernels"]) if "ms" in tc
+                   else tc["unavailable"])
+            vs = ("%.2fx" % r["speedup_vs_compile"]
+                  if r["speedup_vs_compile"] else "-")
+            out.append("| %s | %d | %s | %.3f | %.1f%% | %.3f | %s | %s |" % (
+                r["variant"], r["T"], segs, ext["ms"], 100 * ext["frac"],
+                res["eager"]["ms"], tcs, vs))
+    return "\n".join(out) + "\n"
+
+
+def chart(rows, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(14, 5))
+    for mode, ax in zip(("fwd", "bwd"), axes):
+        for name in sorted({r["variant"] for r in rows}):
+            pts = sorted((r["T"], r["results"]["nvfuser-extended"]["frac"])
+                         for r in rows
+                         if r["variant"] == name and r["mode"] == mode)
+            if pts:
+                ax.plot([p[0] for p in pts], [100 * p[1] for p in pts],
+                        marker="o", label=name)
+        ax.set_xscale("log", base=2)
+        ax.set_title("RoPE %s: %% of copy bandwidth (extended)" % mode)
+        ax.set_xlabel("T")
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--out", default=".")
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--dry-run", action="store_true")
+    p.add_argument("--variants", default=",".join(sorted(rv.CONFIGS)))
+    args = p.parse_args()
+    cuda = torch.cuda.is_available() and not args.dry_run
+    timer = Timer(cuda, reps=20 if cuda else 2)
+    copy_bw = copy_bandwidth(cuda, timer)
+    ts = [8] if args.dry_run else (
+        [4096] if args.quick else [1024, 4096, 8192, 16384, 32768])
+    rows = []
+    for name in args.variants.split(","):
+        for mode in ("fwd", "bwd"):
+            for T in ts:
+                row = run_one(name, mode, T, cuda, timer, copy_bw,
+                              args.dry_run)
+                rows.append(row)
+                print("%-22s %s T=%-6d ours %.3f ms" % (
+                    name, mode, T, row["results"]["nvfuser-extended"]["ms"]),
+                    flush=True)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "rope_suite.json"), "w") as f:
+        json.dump(dict(gpu=torch.cuda.get_device_name() if cuda else "cpu",
+                       date=time.strftime("%Y-%m-%d"), copy_gbps=copy_bw,
+                       rows=rows), f, indent=1)
+    md = markdown(rows, copy_bw)
+    with open(os.path.join(args.out, "rope_suite.md"), "w") as f:
+        f.write(md)
+    print(md)
+    if cuda:
+        chart(rows, os.path.join(args.out, "rope_suite.png"))
+
+
+if __name__ == "__main__":
+    main()
