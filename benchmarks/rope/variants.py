@@ -93,6 +93,17 @@ def _rope_grad(fd, g, cos, sin, shape, dt):
     return fd.ops.cast(out, dt)
 
 
+def _on_rotated_dims(fd, t, c, fn):
+    """fn on the first R of D dims of t [B,H,T,D]; the tail passes through
+    (partial rotary). The same shape in the forward and the backward."""
+    B, T, H, D, R = (c[k] for k in "BTHDR")
+    if R == D:
+        return fn(t)
+    head = fd.ops.slice(t, [0] * 4, [B, H, T, R])
+    tail = fd.ops.slice(t, [0, 0, 0, R], [B, H, T, D])
+    return fd.ops.cat([fn(head), tail], dim=-1)
+
+
 def _cos_sin_tables(fd, c, shape, dt):
     """cos/sin inputs of the LitGPT layouts, broadcast to shape [B,H,T,R]."""
     T, R = c["T"], c["R"]
@@ -158,12 +169,8 @@ def _litgpt_forward(fd, c, dt):
     q, k, v = (fd.ops.reshape(t, [B, H, T, D]) for t in (q, k, v))
 
     def rope(t):
-        if R == D:
-            return _rope(fd, t, cos_b(), sin_b(), shape, dt)
-        head = fd.ops.slice(t, [0] * 4, shape)
-        tail = fd.ops.slice(t, [0, 0, 0, R], [B, H, T, D])
-        return fd.ops.cat([_rope(fd, head, cos_b(), sin_b(), shape, dt),
-                           tail], dim=-1)
+        return _on_rotated_dims(fd, t, c, lambda h: _rope(
+            fd, h, cos_b(), sin_b(), shape, dt))
 
     fd.add_output(rope(q))
     fd.add_output(rope(k))
@@ -224,12 +231,8 @@ def _litgpt_backward(fd, c, dt):
     cos_b, sin_b = _cos_sin_tables(fd, c, shape, dt)
 
     def grad(g):
-        if R == D:
-            return _rope_grad(fd, g, cos_b(), sin_b(), shape, dt)
-        head = fd.ops.slice(g, [0] * 4, shape)
-        tail = fd.ops.slice(g, [0, 0, 0, R], full)
-        return fd.ops.cat([_rope_grad(fd, head, cos_b(), sin_b(), shape, dt),
-                           tail], dim=-1)
+        return _on_rotated_dims(fd, g, c, lambda h: _rope_grad(
+            fd, h, cos_b(), sin_b(), shape, dt))
 
     def per_group(g, reduce):
         g = fd.ops.reshape(g, [B, G, per, T, D])

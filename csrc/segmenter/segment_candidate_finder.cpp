@@ -185,29 +185,9 @@ bool SegmentCandidateFinder::hasOtherPath(int64_t from, int64_t to) {
   if (group(from).consumers.size() == 1) {
     return false;  // the direct edge is the only way out of `from`
   }
-  if (!levelsValid_) {
-    computeLevels();
-  }
-  // A group at or above `to`'s level cannot reach it.
-  const int64_t limit = group(to).level;
-  std::vector<int64_t> stack;
-  std::set<int64_t> seen;
   for (int64_t c : group(from).consumers) {
-    if (c != to) {
-      stack.push_back(c);
-    }
-  }
-  while (!stack.empty()) {
-    int64_t id = stack.back();
-    stack.pop_back();
-    if (id == to) {
+    if (c != to && reaches(c, to)) {
       return true;
-    }
-    if (!seen.insert(id).second || group(id).level >= limit) {
-      continue;
-    }
-    for (int64_t c : group(id).consumers) {
-      stack.push_back(c);
     }
   }
   return false;
@@ -510,6 +490,8 @@ bool SegmentCandidateFinder::reaches(int64_t from, int64_t to) {
   if (!levelsValid_) {
     computeLevels();
   }
+  // Levels grow along edges: a group at or above `to`'s level cannot reach
+  // it.
   const int64_t limit = group(to).level;
   std::vector<int64_t> stack = {from};
   std::set<int64_t> seen;

@@ -61,6 +61,8 @@ class SegmentCandidateFinder {
   // through its producer without forwarding; merge such siblings when
   // neither reaches the other (NVFUSER_DISABLE=horizontal_fusion: off).
   bool mergeForwardingSiblings();
+  // Whether a path leads from one group to another (levels must be valid or
+  // are recomputed).
   bool reaches(int64_t from, int64_t to);
   std::unique_ptr<SegmentedFusion> finalize();
 
