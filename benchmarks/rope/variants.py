@@ -128,6 +128,19 @@ def _ingraph_cos_sin(fd, c, dt):
     return fd.ops.cast(fd.ops.cos(emb), dt), fd.ops.cast(fd.ops.sin(emb), dt)
 
 
+def _hf_cos_sin(fd, c, dt):
+    """cos/sin of the HF layouts ([B,T,D] inputs, or computed in the graph)
+    and their head-broadcast [B,1,T,D] forms."""
+    B, T, D = c["B"], c["T"], c["D"]
+    if c["cos"] == "input":
+        cos = fd.define_tensor(shape=[B, T, D], dtype=dt)
+        sin = fd.define_tensor(shape=[B, T, D], dtype=dt)
+    else:
+        cos, sin = _ingraph_cos_sin(fd, c, dt)
+    return (fd.ops.broadcast_in_dim(cos, [B, 1, T, D], [0, 2, 3]),
+            fd.ops.broadcast_in_dim(sin, [B, 1, T, D], [0, 2, 3]))
+
+
 def _heads(fd, x, B, T, n, D):
     return fd.ops.permute(fd.ops.reshape(x, [B, T, n, D]), [0, 2, 1, 3])
 
@@ -189,13 +202,7 @@ def _hf_forward(fd, c, dt):
         q_lin = fd.define_tensor(shape=[B, T, H * D], dtype=dt)
         k_lin = fd.define_tensor(shape=[B, T, G * D], dtype=dt)
         v_lin = fd.define_tensor(shape=[B, T, G * D], dtype=dt)
-    if c["cos"] == "input":
-        cos = fd.define_tensor(shape=[B, T, D], dtype=dt)
-        sin = fd.define_tensor(shape=[B, T, D], dtype=dt)
-    else:
-        cos, sin = _ingraph_cos_sin(fd, c, dt)
-    cos_u = fd.ops.broadcast_in_dim(cos, [B, 1, T, D], [0, 2, 3])
-    sin_u = fd.ops.broadcast_in_dim(sin, [B, 1, T, D], [0, 2, 3])
+    cos_u, sin_u = _hf_cos_sin(fd, c, dt)
     q = _rope(fd, _heads(fd, q_lin, B, T, H, D), cos_u, sin_u, [B, H, T, D],
               dt)
     k = _rope(fd, _heads(fd, k_lin, B, T, G, D), cos_u, sin_u, [B, G, T, D],
@@ -260,12 +267,7 @@ def _hf_backward(fd, c, dt):
     if grads_cos:
         q_lin = fd.define_tensor(shape=[B, T, H * D], dtype=dt)
         k_lin = fd.define_tensor(shape=[B, T, G * D], dtype=dt)
-        cos = fd.define_tensor(shape=[B, T, D], dtype=dt)
-        sin = fd.define_tensor(shape=[B, T, D], dtype=dt)
-    else:
-        cos, sin = _ingraph_cos_sin(fd, c, dt)
-    cos_u = fd.ops.broadcast_in_dim(cos, [B, 1, T, D], [0, 2, 3])
-    sin_u = fd.ops.broadcast_in_dim(sin, [B, 1, T, D], [0, 2, 3])
+    cos_u, sin_u = _hf_cos_sin(fd, c, dt)
     gk_sum = _sum_repeat(fd, gk, c, dt)
     dq = _rope_grad(fd, gq, cos_u, sin_u, full, dt)
     dk = _rope_grad(fd, gk_sum, cos_u, sin_u, [B, G, T, D], dt)
