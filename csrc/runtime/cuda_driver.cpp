@@ -58,12 +58,22 @@ void CudaDriver::check(CUresult r, const char* what) {
 }
 
 void CudaDriver::ensureContext(int device) {
+  CUcontext primary = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = primary_.find(device);
+    if (it == primary_.end()) {
+      CUdevice dev;
+      check(cuDeviceGet_(&dev, device), "cuDeviceGet");
+      check(cuDevicePrimaryCtxRetain_(&primary, dev),
+            "cuDevicePrimaryCtxRetain");
+      primary_[device] = primary;
+    } else {
+      primary = it->second;
+    }
+  }
   CUcontext current = nullptr;
   check(cuCtxGetCurrent_(&current), "cuCtxGetCurrent");
-  CUdevice dev;
-  check(cuDeviceGet_(&dev, device), "cuDeviceGet");
-  CUcontext primary = nullptr;
-  check(cuDevicePrimaryCtxRetain_(&primary, dev), "cuDevicePrimaryCtxRetain");
   if (current != primary) {
     check(cuCtxSetCurrent_(primary), "cuCtxSetCurrent");
   }
@@ -84,12 +94,18 @@ std::string CudaDriver::archOf(int device) {
 }
 
 int CudaDriver::multiprocessorCount(int device) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = multiprocessors_.find(device);
+  if (it != multiprocessors_.end()) {
+    return it->second;
+  }
   CUdevice dev;
   check(cuDeviceGet_(&dev, device), "cuDeviceGet");
   int n = 0;
   check(
       cuDeviceGetAttribute_(&n, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
       "cuDeviceGetAttribute");
+  multiprocessors_[device] = n;
   return n;
 }
 

@@ -4,6 +4,8 @@
 
 #include <cuda.h>
 
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,7 @@ class CudaDriver {
   static bool available();
 
   // Makes the device's primary context current (PyTorch uses the same one).
+  // The context is retained once per device, not once per call.
   void ensureContext(int device);
   // "sm_90" for the device.
   std::string archOf(int device);
@@ -29,6 +32,9 @@ class CudaDriver {
  private:
   CudaDriver();
   void check(CUresult r, const char* what);
+  std::mutex mutex_;
+  std::map<int, CUcontext> primary_;  // retained once, kept for the process
+  std::map<int, int> multiprocessors_;
   void* handle_ = nullptr;
   CUresult (*cuInit_)(unsigned) = nullptr;
   CUresult (*cuDeviceGet_)(CUdevice*, int) = nullptr;
