@@ -56,6 +56,7 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "extended_input_forwarding",
       "horizontal_fusion",
       "kernel_cache",
+      "vectorization",  // vector loads/stores in generated kernels
   };
   switch (g) {
     case OptionGroup::Dump:

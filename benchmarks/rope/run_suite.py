@@ -169,7 +169,7 @@ def markdown(rows, copy_bw):
     out = ["Copy bandwidth measured in this run: %.0f GB/s\n" % copy_bw]
     for mode in ("fwd", "bwd"):
         out.append("\n### %s\n" % mode)
-        out.append("| variant | T | segments off/unary/ext | ours ms | of copy "
+        out.append("| variant | T | segments off/unary/ext/ext-no-hf | ours ms | of copy "
                    "BW | eager ms | torch.compile ms (kernels) | vs compile |")
         out.append("|---|---|---|---|---|---|---|---|")
         for r in rows:
@@ -177,7 +177,8 @@ def markdown(rows, copy_bw):
                 continue
             res = r["results"]
             segs = "/".join(str(res["nvfuser-" + p]["segments"])
-                            for p in ("off", "unary", "extended"))
+                            for p in ("off", "unary", "extended",
+                                      "extended-no-hfusion"))
             ext = res["nvfuser-extended"]
             tc = res["torch.compile"]
             tcs = ("%.3f (%s)" % (tc["ms"], tc["kernels"]) if "ms" in tc

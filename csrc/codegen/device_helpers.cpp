@@ -51,6 +51,40 @@ __device__ __forceinline__ double nvf_remainder(double a, double b) {
   double r = fmod(a, b);
   return (r != 0.0 && ((r < 0.0) != (b < 0.0))) ? r + b : r;
 }
+// One value per vector lane; 16-byte aligned so whole chunks move at once.
+template <typename T, int N>
+struct __align__(16) nvf_array {
+  T v[N];
+  __device__ __forceinline__ T& operator[](int i) { return v[i]; }
+  __device__ __forceinline__ const T& operator[](int i) const { return v[i]; }
+};
+template <int B> struct nvf_chunk;
+template <> struct nvf_chunk<1> { typedef unsigned char type; };
+template <> struct nvf_chunk<2> { typedef unsigned short type; };
+template <> struct nvf_chunk<4> { typedef unsigned int type; };
+template <> struct nvf_chunk<8> { typedef unsigned long long type; };
+struct __align__(16) nvf_u128 { unsigned long long lo, hi; };
+template <> struct nvf_chunk<16> { typedef nvf_u128 type; };
+// Moves N consecutive elements in chunks of up to 16 bytes; the generator
+// proves `p` aligned to min(16, N * sizeof(T)) bytes.
+template <typename T, int N>
+__device__ __forceinline__ void nvf_vload(nvf_array<T, N>& dst, const T* p) {
+  constexpr int kBytes = (int)sizeof(T) * N;
+  constexpr int kChunk = kBytes < 16 ? kBytes : 16;
+  typedef typename nvf_chunk<kChunk>::type C;
+#pragma unroll
+  for (int k = 0; k < kBytes / kChunk; ++k)
+    reinterpret_cast<C*>(dst.v)[k] = reinterpret_cast<const C*>(p)[k];
+}
+template <typename T, int N>
+__device__ __forceinline__ void nvf_vstore(T* p, const nvf_array<T, N>& src) {
+  constexpr int kBytes = (int)sizeof(T) * N;
+  constexpr int kChunk = kBytes < 16 ? kBytes : 16;
+  typedef typename nvf_chunk<kChunk>::type C;
+#pragma unroll
+  for (int k = 0; k < kBytes / kChunk; ++k)
+    reinterpret_cast<C*>(p)[k] = reinterpret_cast<const C*>(src.v)[k];
+}
 template <typename T>
 __device__ __forceinline__ T nvf_ipow(T a, T b) {
   T r = 1;

@@ -1,9 +1,13 @@
-// Generates one CUDA kernel for a pointwise segment (its extracted Fusion):
-// a grid-stride loop over the reference output's elements; every value is
-// an expression of the loop indices, built by walking back from the outputs
-// through each op's dimension map (broadcast, expand, permute, squeeze,
-// reshape, slice, pad, cat). Values needed at the same index are computed
-// once; at different indices (rotate-half), once per index.
+// Generates one CUDA kernel for a pointwise segment (its extracted Fusion).
+// Outputs are grouped into families by loop domain (their shape without
+// size-1 dims); one launch covers every family, each a grid-stride range of
+// "slots" of V consecutive innermost elements. Every value is an expression
+// of the loop indices, built by walking back from the outputs through each
+// op's dimension map (broadcast, expand, permute, squeeze, reshape, slice,
+// pad, cat). Values needed at the same index are computed once; at
+// different indices (rotate-half), once per index. Loads and stores are
+// vectorized (up to 16 bytes) where the index expression and the input's
+// strides and alignment prove the V elements contiguous and aligned.
 #pragma once
 
 #include <string>
@@ -14,14 +18,33 @@
 
 namespace nvfuser {
 
+// How one tensor input is laid out in memory; kernels are specialized to it.
+struct TensorLayout {
+  std::vector<int64_t> strides;  // in elements; 0 for size-1 dims
+  bool aligned = true;           // the data pointer is 16-byte aligned
+};
+
+// Row-major strides of a dense tensor (0 for size-1 dims).
+std::vector<int64_t> denseStrides(const std::vector<int64_t>& shape);
+
+// Outputs sharing one loop domain, covered by `slots` slots of
+// `vectorWidth` elements each.
+struct OutputFamily {
+  std::vector<int64_t> loop;
+  std::vector<size_t> outputs;  // indices into KernelSource::outputs
+  int64_t numel = 0;
+  int64_t vectorWidth = 1;
+  int64_t slots = 0;
+};
+
 struct KernelSource {
   std::string name;
-  std::string code;         // complete translation unit for NVRTC
-  int64_t numel = 0;        // elements of the loop domain
-  int64_t vectorWidth = 1;  // consecutive elements per thread
-  // Kernel parameters, in order: one per fusion input (tensors as
-  // {data, strides[max(rank,1)]}, scalars by value), then one pointer per
-  // fusion output (dense, row-major).
+  std::string code;  // complete translation unit for NVRTC
+  std::vector<OutputFamily> families;
+  int64_t slots = 0;  // over all families
+  // Kernel parameters, in order: one per fusion input (tensors as a data
+  // pointer, scalars by value), then one pointer per fusion output (dense,
+  // row-major, 16-byte aligned).
   std::vector<const Val*> inputs;
   std::vector<const TensorView*> outputs;
 };
@@ -31,11 +54,23 @@ struct PointwiseCodegenOptions {
   // Off by default: on an H200 the 32-bit grid-stride loop ran a bf16
   // elementwise kernel at 46% of copy bandwidth, the 64-bit one at 74%.
   bool allowInt32Index = false;
+  // Vector loads/stores (NVFUSER_DISABLE=vectorization turns them off).
+  bool vectorize = true;
+};
+
+struct LaunchParams {
+  int64_t grid = 0;
+  int64_t block = 0;
 };
 
 Decision canGeneratePointwise(const Fusion& fusion);
+// layouts: one per fusion input (ignored for scalars); empty means every
+// tensor input is dense and aligned.
 KernelSource generatePointwiseKernel(const Fusion& fusion,
                                      const std::string& name,
+                                     const std::vector<TensorLayout>& layouts,
                                      PointwiseCodegenOptions options = {});
+// Grid and block for a kernel on a device with `smCount` multiprocessors.
+LaunchParams computeLaunchParams(const KernelSource& kernel, int smCount);
 
 }  // namespace nvfuser

@@ -44,7 +44,7 @@ FusionExecutorCache::Entry& FusionExecutorCache::lookup(
               << entry->concrete.fusion->toString() << std::flush;
   }
   entry->runtime = std::make_unique<SegmentedRuntime>(
-      segmentFusion(*entry->concrete.fusion, options), options);
+      segmentFusion(*entry->concrete.fusion, options), args, options);
   dumpSegmentation(entry->runtime->segmented(), options);
   if (options.dump("segmenter_logging")) {
     for (const std::string& note : entry->runtime->fallbackNotes()) {
@@ -81,7 +81,7 @@ std::vector<std::string> FusionExecutorCache::cudaCodeFor(
   std::vector<std::string> sources;
   for (const auto& kernel : entry.runtime->kernels()) {
     if (kernel) {
-      const KernelSource& ks = kernel->source();
+      const KernelSource& ks = kernel->predictedSource();
       compileWithNvrtc(ks.code, ks.name, arch);
       sources.push_back(ks.code);
     }

@@ -39,55 +39,88 @@ ParamBytes scalarParam(const ScalarValue& v, DataType t) {
   }
 }
 
-// {data pointer, strides[max(rank, 1)]}, as TensorArg<T, R> lays it out.
-ParamBytes tensorParam(const at::Tensor& t) {
-  std::vector<int64_t> words;
-  words.push_back(reinterpret_cast<int64_t>(t.data_ptr()));
-  for (int64_t s : t.strides()) {
-    words.push_back(s);
+std::string layoutKey(const std::vector<TensorLayout>& layouts) {
+  std::string key;
+  for (const TensorLayout& l : layouts) {
+    for (int64_t s : l.strides) {
+      key += std::to_string(s) + ",";
+    }
+    key += l.aligned ? "a;" : "u;";
   }
-  if (t.dim() == 0) {
-    words.push_back(0);
-  }
-  ParamBytes b(words.size() * sizeof(int64_t));
-  std::memcpy(b.data(), words.data(), b.size());
-  return b;
+  return key;
 }
 }  // namespace
 
-CUfunction PointwiseKernel::functionFor(int device, const Options& options) {
-  auto it = functions_.find(device);
-  if (it != functions_.end()) {
+PointwiseKernel::PointwiseKernel(const Fusion& fusion, std::string name,
+                                 PointwiseCodegenOptions options,
+                                 const std::vector<TensorLayout>& predicted)
+    : fusion_(fusion), name_(std::move(name)), options_(options) {
+  predicted_ = &variantFor(predicted);
+  last_ = predicted_;
+}
+
+TensorLayout PointwiseKernel::layoutOf(const at::Tensor& t) {
+  TensorLayout l;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    l.strides.push_back(t.size(d) == 1 ? 0 : t.stride(d));
+  }
+  l.aligned = reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
+  return l;
+}
+
+PointwiseKernel::Variant& PointwiseKernel::variantFor(
+    const std::vector<TensorLayout>& layouts) {
+  std::string key = layoutKey(layouts);
+  auto it = variants_.find(key);
+  if (it != variants_.end()) {
+    return *it->second;
+  }
+  auto v = std::make_unique<Variant>();
+  v->source = generatePointwiseKernel(
+      fusion_,
+      name_ +
+          (variants_.empty() ? "" : "_v" + std::to_string(variants_.size())),
+      layouts, options_);
+  return *variants_.emplace(key, std::move(v)).first->second;
+}
+
+CUfunction PointwiseKernel::functionFor(Variant& v, int device,
+                                        const Options& options) {
+  auto it = v.functions.find(device);
+  if (it != v.functions.end()) {
     return it->second;
   }
+  const KernelSource& src = v.source;
   CudaDriver& driver = CudaDriver::get();
   std::string arch = driver.archOf(device);
   if (options.dump("cuda_kernel")) {
-    std::cout << "// kernel " << source_.name << " (" << arch << ")\n"
-              << source_.code << std::flush;
+    std::cout << "// kernel " << src.name << " (" << arch << ")\n"
+              << src.code << std::flush;
   }
-  CompiledKernel k = compileWithNvrtc(source_.code, source_.name, arch);
-  CUfunction f = driver.loadFunction(k.cubin, source_.name);
-  functions_[device] = f;
+  CompiledKernel k = compileWithNvrtc(src.code, src.name, arch);
+  CUfunction f = driver.loadFunction(k.cubin, src.name);
+  v.functions[device] = f;
   return f;
 }
 
 std::vector<at::Tensor> PointwiseKernel::run(
     const std::vector<RuntimeArg>& args, at::Device device, void* stream,
     const Options& options) {
-  NVF_ASSERT(args.size() == source_.inputs.size());
+  const std::vector<const Val*>& inputs = predicted_->source.inputs;
+  NVF_ASSERT(args.size() == inputs.size());
   const int index = device.has_index() ? device.index() : 0;
   CudaDriver& driver = CudaDriver::get();
   driver.ensureContext(index);
-  CUfunction f = functionFor(index, options);
 
   std::vector<ParamBytes> params;
   std::vector<at::Tensor> keepAlive;
+  std::vector<TensorLayout> layouts;
   for (size_t i = 0; i < args.size(); ++i) {
-    const Val* v = source_.inputs[i];
+    const Val* v = inputs[i];
     if (!v->isTensor()) {
       NVF_ASSERT(args[i].scalar.has_value(), "scalar argument missing");
       params.push_back(scalarParam(*args[i].scalar, v->dtype()));
+      layouts.emplace_back();
       continue;
     }
     at::Tensor t = *args[i].tensor;
@@ -95,34 +128,42 @@ std::vector<at::Tensor> PointwiseKernel::run(
       t = t.to(device);  // a CPU scalar tensor
     }
     NVF_ASSERT(t.sizes().vec() == concreteShape(v->asTensor()), "kernel ",
-               source_.name, " got sizes ", t.sizes(), " for ", v->toString());
+               name_, " got sizes ", t.sizes(), " for ", v->toString());
     keepAlive.push_back(t);
-    params.push_back(tensorParam(t));
+    layouts.push_back(layoutOf(t));
+    params.push_back(bytesOf(t.data_ptr()));
   }
+  Variant& variant = variantFor(layouts);
+  last_ = &variant;
+  const KernelSource& src = variant.source;
+  CUfunction f = functionFor(variant, index, options);
   std::vector<at::Tensor> outputs;
-  for (const TensorView* o : source_.outputs) {
+  for (const TensorView* o : src.outputs) {
     outputs.push_back(at::empty(
         concreteShape(o),
         at::TensorOptions().dtype(toAtenType(o->dtype())).device(device)));
     params.push_back(bytesOf(outputs.back().data_ptr()));
   }
-  if (source_.numel == 0) {
+  if (src.slots == 0) {
     return outputs;
   }
-  const int64_t block = 256;
-  const int64_t maxGrid = int64_t(driver.multiprocessorCount(index)) * 16;
-  const int64_t grid = std::min((source_.numel + block - 1) / block,
-                                std::max<int64_t>(maxGrid, 1));
+  LaunchParams lp = computeLaunchParams(src, driver.multiprocessorCount(index));
   if (options.dump("launch_param")) {
-    std::cout << "Launch " << source_.name << ": grid " << grid << ", block "
-              << block << ", elements " << source_.numel << "\n"
-              << std::flush;
+    std::cout << "Launch " << src.name << ": grid " << lp.grid << ", block "
+              << lp.block << ", slots " << src.slots;
+    for (const OutputFamily& fam : src.families) {
+      std::cout << "; family of " << fam.outputs.size()
+                << " output(s): " << fam.numel << " elements, "
+                << fam.vectorWidth << " lane(s)";
+    }
+    std::cout << "\n" << std::flush;
   }
   std::vector<void*> argPtrs;
   for (ParamBytes& p : params) {
     argPtrs.push_back(p.data());
   }
-  driver.launch(f, static_cast<unsigned>(grid), static_cast<unsigned>(block),
+  driver.launch(f, static_cast<unsigned>(lp.grid),
+                static_cast<unsigned>(lp.block),
                 reinterpret_cast<CUstream>(stream), argPtrs);
   return outputs;
 }

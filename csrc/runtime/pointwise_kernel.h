@@ -1,10 +1,14 @@
-// A generated pointwise kernel: compiled with NVRTC for the device on first
-// use, launched through the driver on the caller's stream.
+// A pointwise segment's generated kernels: one variant per layout of its
+// tensor inputs (strides and 16-byte alignment), each generated and compiled
+// with NVRTC on first use and launched through the driver on the caller's
+// stream.
 #pragma once
 
 #include <ATen/ATen.h>
 
 #include <map>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "codegen/pointwise_codegen.h"
@@ -16,18 +20,37 @@ namespace nvfuser {
 
 class PointwiseKernel {
  public:
-  explicit PointwiseKernel(KernelSource source) : source_(std::move(source)) {}
-  const KernelSource& source() const { return source_; }
+  // Generates the variant for `predicted` layouts now, so that a fusion the
+  // generator cannot handle is known before the first launch.
+  PointwiseKernel(const Fusion& fusion, std::string name,
+                  PointwiseCodegenOptions options,
+                  const std::vector<TensorLayout>& predicted);
+
+  // The variant used by the last run, else the predicted one.
+  const KernelSource& source() const { return last_->source; }
+  const KernelSource& predictedSource() const { return predicted_->source; }
 
   std::vector<at::Tensor> run(const std::vector<RuntimeArg>& args,
                               at::Device device, void* stream,
                               const Options& options);
 
- private:
-  CUfunction functionFor(int device, const Options& options);
+  // The layout of a tensor argument as the generator sees it.
+  static TensorLayout layoutOf(const at::Tensor& t);
 
-  KernelSource source_;
-  std::map<int, CUfunction> functions_;
+ private:
+  struct Variant {
+    KernelSource source;
+    std::map<int, CUfunction> functions;  // per device
+  };
+  Variant& variantFor(const std::vector<TensorLayout>& layouts);
+  CUfunction functionFor(Variant& v, int device, const Options& options);
+
+  const Fusion& fusion_;
+  std::string name_;
+  PointwiseCodegenOptions options_;
+  std::map<std::string, std::unique_ptr<Variant>> variants_;
+  Variant* predicted_ = nullptr;
+  Variant* last_ = nullptr;
 };
 
 }  // namespace nvfuser

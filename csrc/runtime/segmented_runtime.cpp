@@ -1,17 +1,46 @@
 #include "runtime/segmented_runtime.h"
 
+#include <algorithm>
 #include <unordered_map>
 
+#include "analysis/tensor_shape.h"
 #include "exceptions.h"
 #include "runtime/aten_evaluator.h"
 
 namespace nvfuser {
 
+namespace {
+// Layouts a segment's kernel will most likely see: the actual layout of
+// fusion inputs, dense for intermediates (what generated kernels write).
+std::vector<TensorLayout> predictedLayouts(
+    const Fusion& complete, const ExtractedSegment& seg,
+    const std::vector<RuntimeArg>& args) {
+  std::vector<TensorLayout> layouts;
+  for (size_t i = 0; i < seg.inputs.size(); ++i) {
+    const Val* v = seg.inputs[i];
+    TensorLayout l;
+    if (v->isTensor()) {
+      const auto& ins = complete.inputs();
+      auto it = std::find(ins.begin(), ins.end(), v);
+      const RuntimeArg* arg =
+          it == ins.end() ? nullptr : &args.at(size_t(it - ins.begin()));
+      l = arg != nullptr && arg->tensor
+              ? PointwiseKernel::layoutOf(*arg->tensor)
+              : TensorLayout{denseStrides(concreteShape(v->asTensor())), true};
+    }
+    layouts.push_back(l);
+  }
+  return layouts;
+}
+}  // namespace
+
 SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
+                                   const std::vector<RuntimeArg>& args,
                                    const Options& options)
     : segmented_(std::move(segmented)) {
   PointwiseCodegenOptions codegen;
   codegen.allowInt32Index = options.enabled("int32_index");
+  codegen.vectorize = !options.disabled("vectorization");
   const Fusion& complete = segmented_->completeFusion();
   std::unordered_map<const Val*, size_t> lastUse;
   for (size_t i = 0; i < segmented_->groups().size(); ++i) {
@@ -21,10 +50,19 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
     if (g.scheduler == SchedulerType::PointWise) {
       Decision d = canGeneratePointwise(*segments_.back().fusion);
       if (d) {
-        kernel = std::make_unique<PointwiseKernel>(generatePointwiseKernel(
-            *segments_.back().fusion,
-            "nvfuser_pointwise_g" + std::to_string(g.id), codegen));
-      } else {
+        try {
+          kernel = std::make_unique<PointwiseKernel>(
+              *segments_.back().fusion,
+              "nvfuser_pointwise_g" + std::to_string(g.id), codegen,
+              predictedLayouts(complete, segments_.back(), args));
+        } catch (const Error& e) {
+          if (e.kind() != ErrorKind::NotImplemented) {
+            throw;
+          }
+          d = Decision::no(e.what());
+        }
+      }
+      if (!d) {
         fallbackNotes_.push_back("group g" + std::to_string(g.id) +
                                  " runs through ATen: " + d.reason());
       }

@@ -17,8 +17,11 @@ namespace nvfuser {
 
 class SegmentedRuntime {
  public:
+  // args: the inputs of the call that created this runtime; kernels are
+  // generated up front for their layouts (and again for any other layout
+  // met later).
   SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
-                   const Options& options);
+                   const std::vector<RuntimeArg>& args, const Options& options);
 
   // On a CUDA device, pointwise groups run as generated kernels on
   // `stream`; every other group runs through ATen on the device.

@@ -18,13 +18,26 @@ Decision PointWiseScheduler::canSchedule(const SegmentView& view) const {
   if (outs.empty()) {
     return Decision::no("pointwise segment has no outputs");
   }
-  std::vector<int64_t> loop = shapeWithoutOnes(outs[0]);
-  for (const TensorView* o : outs) {
-    std::vector<int64_t> s = shapeWithoutOnes(o);
-    if (s != loop) {
+  auto families = outputFamilies(outs);
+  if (families.size() > 1) {
+    // Several loop domains: one kernel covers them one after the other,
+    // which only horizontal fusion asks for, and only for independent
+    // families.
+    const TensorView* other = families[1].front();
+    std::string both =
+        outs[0]->ref() + " is " + listToString(shapeWithoutOnes(outs[0])) +
+        " but " + other->ref() + " is " + listToString(shapeWithoutOnes(other));
+    if (!view.horizontal()) {
+      return Decision::no("pointwise outputs need one loop domain: " + both);
+    }
+    if (families.size() > kMaxLoopDomains) {
+      return Decision::no("a horizontal pointwise kernel takes at most " +
+                          std::to_string(kMaxLoopDomains) + " loop domains");
+    }
+    if (familiesDependOnEachOther(view, families)) {
       return Decision::no(
-          "pointwise outputs need one loop domain: " + outs[0]->ref() + " is " +
-          listToString(loop) + " but " + o->ref() + " is " + listToString(s));
+          "pointwise outputs of different loop domains depend on each other: " +
+          both);
     }
   }
   return Decision::yes();

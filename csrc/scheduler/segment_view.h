@@ -14,9 +14,12 @@ class SegmentView {
  public:
   // body and prologue are sorted by Expr::position(). forwarded is the set of
   // every forwarded expr of the fusion (their uses are never boundaries).
+  // horizontal: the view joins independent groups (horizontal fusion), so
+  // its outputs may span several loop domains.
   SegmentView(const Fusion& fusion, std::vector<const Expr*> body,
               std::vector<const Expr*> prologue,
-              const std::unordered_set<const Expr*>* forwarded);
+              const std::unordered_set<const Expr*>* forwarded,
+              bool horizontal = false);
 
   const Fusion& fusion() const { return *fusion_; }
   const std::vector<const Expr*>& body() const { return body_; }
@@ -34,6 +37,7 @@ class SegmentView {
   // Every tensor produced here (prologue and body).
   const std::vector<const TensorView*>& produced() const { return produced_; }
   bool contains(const Expr* e) const { return members_.count(e) > 0; }
+  bool horizontal() const { return horizontal_; }
 
  private:
   const Fusion* fusion_;
@@ -44,6 +48,19 @@ class SegmentView {
   std::vector<const TensorView*> inputs_;
   std::vector<const TensorView*> outputs_;
   std::vector<const TensorView*> produced_;
+  bool horizontal_ = false;
 };
+
+// Outputs grouped by loop domain (shape without size-1 dims), families and
+// their members in first-seen order.
+std::vector<std::vector<const TensorView*>> outputFamilies(
+    const std::vector<const TensorView*>& outputs);
+
+// Whether some output of one family is computed, inside the view, from an
+// output of another family (a kernel would then recompute one family's
+// values at the other's indices instead of sharing them).
+bool familiesDependOnEachOther(
+    const SegmentView& view,
+    const std::vector<std::vector<const TensorView*>>& families);
 
 }  // namespace nvfuser

@@ -6,6 +6,7 @@
 #include "analysis/tensor_shape.h"
 #include "exceptions.h"
 #include "ir/exprs.h"
+#include "scheduler/pointwise_scheduler.h"
 #include "scheduler/scheduler.h"
 
 namespace nvfuser {
@@ -22,6 +23,10 @@ bool hasTensorOutput(const Expr* e) {
     }
   }
   return false;
+}
+
+bool horizontalPass(const char* pass) {
+  return std::string(pass) == "horizontal merge";
 }
 
 bool isSegmentBoundary(const Expr* e) {
@@ -58,15 +63,15 @@ std::unique_ptr<SegmentedFusion> SegmentCandidateFinder::segment(
   do {
     while (finder.mergeAnyPair()) {
     }
-  } while (finder.mergeForwardingSiblings());
+  } while (finder.mergeHorizontally());
   return finder.finalize();
 }
 
-SegmentView SegmentCandidateFinder::makeView(
-    std::vector<const Expr*> body) const {
+SegmentView SegmentCandidateFinder::makeView(std::vector<const Expr*> body,
+                                             bool horizontal) const {
   std::vector<const Expr*> prologue = forwarder_.prologueFor(body);
   return SegmentView(fusion_, std::move(body), std::move(prologue),
-                     &forwarder_.forwardedExprs());
+                     &forwarder_.forwardedExprs(), horizontal);
 }
 
 const std::vector<const Expr*>& SegmentCandidateFinder::sortedBody(Group& g) {
@@ -79,7 +84,8 @@ const std::vector<const Expr*>& SegmentCandidateFinder::sortedBody(Group& g) {
 
 const SegmentView& SegmentCandidateFinder::viewOf(Group& g) {
   if (g.viewVersion != g.version) {
-    g.view = std::make_unique<SegmentView>(makeView(sortedBody(g)));
+    g.view =
+        std::make_unique<SegmentView>(makeView(sortedBody(g), g.horizontal));
     g.viewVersion = g.version;
   }
   return *g.view;
@@ -246,17 +252,23 @@ std::optional<SchedulerType> SegmentCandidateFinder::mergedScheduler(
       c.scheduler == SchedulerType::PointWise) {
     // Two pointwise groups stay pointwise exactly when their outputs still
     // share one loop domain (no reduction or matmul appears, and a union of
-    // non-view groups is no view).
+    // non-view groups is no view), or, in a horizontal merge of groups
+    // without a path between them, span a few independent loop domains.
     std::vector<const TensorView*> outs = mergedOutputs(p, c);
     if (outs.empty()) {
       return reject("the merged group would have no outputs");
     }
-    std::vector<int64_t> loop = shapeWithoutOnes(outs.front());
-    for (const TensorView* o : outs) {
-      if (shapeWithoutOnes(o) != loop) {
-        return reject("pointwise outputs need one loop domain: " +
-                      outs.front()->ref() + " and " + o->ref() + " differ");
-      }
+    auto families = outputFamilies(outs);
+    if (families.size() == 1) {
+      return SchedulerType::PointWise;
+    }
+    const std::string both = families[0].front()->ref() + " and " +
+                             families[1].front()->ref() + " differ";
+    if (!horizontalPass(pass)) {
+      return reject("pointwise outputs need one loop domain: " + both);
+    }
+    if (families.size() > PointWiseScheduler::kMaxLoopDomains) {
+      return reject("too many loop domains for one kernel: " + both);
     }
     return SchedulerType::PointWise;
   }
@@ -266,7 +278,8 @@ std::optional<SchedulerType> SegmentCandidateFinder::mergedScheduler(
   const auto& cb = sortedBody(c);
   std::merge(pb.begin(), pb.end(), cb.begin(), cb.end(),
              std::back_inserter(body), byPosition);
-  SegmentView view = makeView(std::move(body));
+  SegmentView view = makeView(
+      std::move(body), horizontalPass(pass) || p.horizontal || c.horizontal);
   std::optional<SchedulerType> type = registry_.proposeScheduler(view);
   if (!type && log_.enabled()) {
     reject(registry_.rejectionReasons(view));
@@ -315,6 +328,7 @@ bool SegmentCandidateFinder::tryMerge(int64_t pid, int64_t cid, bool checkCycle,
   keep.sorted = false;
   keep.minPos = std::min(keep.minPos, gone.minPos);
   keep.scheduler = *type;
+  keep.horizontal = keep.horizontal || gone.horizontal || horizontalPass(pass);
   keep.outputs = std::move(outputs);
   keep.version += 1;
   gone.alive = false;
@@ -511,14 +525,17 @@ bool SegmentCandidateFinder::reaches(int64_t from, int64_t to) {
   return false;
 }
 
-bool SegmentCandidateFinder::mergeForwardingSiblings() {
+bool SegmentCandidateFinder::mergeHorizontally() {
   if (!horizontal_) {
     return false;
   }
-  bool merged = false;
-  for (const ForwardedChain& chain : forwarder_.chains()) {
+  // Candidate sets: the readers of each fusion input, the replicas of each
+  // forwarded chain (they read its seed), and the terminal groups (nothing
+  // reads their outputs, so merging them only saves launches).
+  std::vector<std::vector<int64_t>> sets;
+  auto readersOf = [&](const Val* v) {
     std::vector<int64_t> readers;
-    for (const Expr* use : chain.forwarded->uses()) {
+    for (const Expr* use : v->uses()) {
       auto it = groupOf_.find(use);
       if (it != groupOf_.end() && !forwarder_.isBackedOff(use) &&
           std::find(readers.begin(), readers.end(), it->second) ==
@@ -526,19 +543,48 @@ bool SegmentCandidateFinder::mergeForwardingSiblings() {
         readers.push_back(it->second);
       }
     }
-    for (size_t i = 0; i < readers.size(); ++i) {
-      for (size_t j = i + 1; j < readers.size(); ++j) {
-        int64_t a = groupOf_.at(group(readers[i]).body.front());
-        int64_t b = groupOf_.at(group(readers[j]).body.front());
-        if (a == b || reaches(a, b) || reaches(b, a)) {
+    return readers;
+  };
+  for (const ForwardedChain& chain : forwarder_.chains()) {
+    sets.push_back(readersOf(chain.forwarded));
+  }
+  for (const Val* in : fusion_.inputs()) {
+    if (in->isTensor()) {
+      sets.push_back(readersOf(in));
+    }
+  }
+  std::vector<int64_t> terminal;
+  for (auto& g : groups_) {
+    if (g->alive && g->consumers.empty()) {
+      terminal.push_back(g->id);
+    }
+  }
+  sets.push_back(terminal);
+  bool merged = false;
+  for (const std::vector<int64_t>& set : sets) {
+    // Greedy: each group joins the first accumulated group that takes it;
+    // a group no accumulator takes starts a new one.
+    std::vector<int64_t> accumulators;
+    for (int64_t id : set) {
+      if (!group(id).alive) {
+        continue;  // absorbed by an earlier merge of this pass
+      }
+      bool joined = false;
+      for (int64_t& acc : accumulators) {
+        if (!group(acc).alive || acc == id || reaches(acc, id) ||
+            reaches(id, acc)) {
           continue;
         }
-        if (tryMerge(a, b, false, "sibling merge")) {
-          merged = true;
-          log_.add("sibling merge: g" + std::to_string(a) + " + g" +
-                   std::to_string(b) + " share forwarded " +
-                   chain.forwarded->ref());
+        if (tryMerge(acc, id, false, "horizontal merge")) {
+          log_.add("horizontal merge: g" + std::to_string(acc) + " + g" +
+                   std::to_string(id));
+          acc = group(acc).alive ? acc : id;
+          merged = joined = true;
+          break;
         }
+      }
+      if (!joined) {
+        accumulators.push_back(id);
       }
     }
   }
@@ -577,6 +623,7 @@ std::unique_ptr<SegmentedFusion> SegmentCandidateFinder::finalize() {
     sg.prologue = view.prologue();
     sg.inputs = view.inputs();
     sg.outputs = view.outputs();
+    sg.horizontal = g.horizontal;
     out.push_back(std::move(sg));
     for (int64_t c : g.consumers) {
       if (--indegree[c] == 0) {

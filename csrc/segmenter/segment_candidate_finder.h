@@ -39,6 +39,7 @@ class SegmentCandidateFinder {
     int64_t level = 0;
     int64_t minPos = 0;
     bool sorted = true;
+    bool horizontal = false;  // joined by horizontal fusion
     std::vector<const Expr*> body;
     SchedulerType scheduler = SchedulerType::PointWise;
     std::vector<const TensorView*> outputs;
@@ -57,10 +58,12 @@ class SegmentCandidateFinder {
   bool mergeSingleConsumerProducers();
   bool mergeLevelRound();
   bool mergeAnyPair();
-  // Groups that replicate the same forwarded chain would have been linked
-  // through its producer without forwarding; merge such siblings when
-  // neither reaches the other (NVFUSER_DISABLE=horizontal_fusion: off).
-  bool mergeForwardingSiblings();
+  // Horizontal fusion: merges groups without a path between them
+  // that read a common fusion input or replicate the same forwarded chain
+  // (one read of the shared tensor instead of several), and terminal groups
+  // (one launch instead of several); the merged kernel has one loop domain
+  // per output family (NVFUSER_DISABLE=horizontal_fusion: off).
+  bool mergeHorizontally();
   // Whether a path leads from one group to another (levels must be valid or
   // are recomputed).
   bool reaches(int64_t from, int64_t to);
@@ -68,7 +71,8 @@ class SegmentCandidateFinder {
 
   Group& group(int64_t id) { return *groups_[id]; }
   const SegmentView& viewOf(Group& g);
-  SegmentView makeView(std::vector<const Expr*> body) const;
+  SegmentView makeView(std::vector<const Expr*> body,
+                       bool horizontal = false) const;
   const std::vector<const Expr*>& sortedBody(Group& g);
   // Outputs of p and c together, from their summaries.
   std::vector<const TensorView*> mergedOutputs(const Group& p,

@@ -69,7 +69,8 @@ std::vector<std::string> checkSegmentation(const SegmentedFusion& sf) {
                            std::to_string(g));
       }
     }
-    SegmentView view(f, group.body, group.prologue, &forwarded);
+    SegmentView view(f, group.body, group.prologue, &forwarded,
+                     group.horizontal);
     Decision d = registry.canSchedule(group.scheduler, view);
     if (!d) {
       problems.push_back("group g" + std::to_string(g) + " rejected by " +

@@ -48,7 +48,8 @@ std::string SegmentedFusion::toString() const {
      << ", input forwarding: " << nvfuser::toString(policy_)
      << ", boundary bytes: " << boundaryBytes() << "\n";
   for (const SegmentedGroup& g : groups_) {
-    os << "g{(" << nvfuser::toString(g.scheduler) << ")\n";
+    os << "g{(" << nvfuser::toString(g.scheduler)
+       << (g.horizontal ? ", horizontal" : "") << ")\n";
     os << "group id: " << g.id << "\n";
     os << "inputs: " << refs(g.inputs) << "\n";
     os << "outputs: " << refs(g.outputs) << "\n";

@@ -19,6 +19,7 @@ struct SegmentedGroup {
   std::vector<const Expr*> prologue;  // forwarded, sorted by position
   std::vector<const TensorView*> inputs;
   std::vector<const TensorView*> outputs;
+  bool horizontal = false;  // joined by horizontal fusion
 };
 
 class SegmentedFusion {

@@ -134,6 +134,7 @@ py::dict describeSegmentation(const SegmentedFusion& sf) {
     py::dict d;
     d["id"] = g.id;
     d["scheduler"] = toString(g.scheduler);
+    d["horizontal"] = g.horizontal;
     d["ops"] = exprNames(g.body);
     d["exprs"] = exprTexts(g.body);
     d["prologue"] = exprNames(g.prologue);

@@ -6,9 +6,11 @@ import torch
 
 from nvfuser import DataType, FusionDefinition
 
-POLICIES = {"off": ["input_forwarding"],
-            "unary": ["extended_input_forwarding"],
-            "extended": []}
+# Horizontal fusion is off here, to look at forwarding alone; the last test
+# turns it on.
+POLICIES = {"off": ["input_forwarding", "horizontal_fusion"],
+            "unary": ["extended_input_forwarding", "horizontal_fusion"],
+            "extended": ["horizontal_fusion"]}
 
 
 def run_policies(fd, inputs):
@@ -123,3 +125,26 @@ def test_factory_on_both_sides_of_a_boundary():
     for p in ("unary", "extended"):
         assert [g[2] for g in r[p]] == [["full"], ["full"]], p
         assert r[p + "_bytes"] == 0
+
+
+def test_horizontal_fusion_joins_the_rope_branches():
+    B, H, Hk, T, D = 2, 8, 2, 16, 32
+    with FusionDefinition() as fd:
+        q = fd.define_tensor(shape=[B, H, T, D], dtype=DataType.BFloat16)
+        k = fd.define_tensor(shape=[B, Hk, T, D], dtype=DataType.BFloat16)
+        cos = fd.define_tensor(shape=[T, D], dtype=DataType.BFloat16)
+        cb = fd.ops.broadcast_in_dim(cos, [B, 1, T, D], [2, 3])
+        fd.add_output(fd.ops.cast(fd.ops.mul(q, cb), DataType.BFloat16))
+        fd.add_output(fd.ops.cast(fd.ops.mul(k, cb), DataType.BFloat16))
+    inputs = [torch.randn(B, H, T, D).bfloat16(),
+              torch.randn(B, Hk, T, D).bfloat16(),
+              torch.randn(T, D).bfloat16()]
+    outs = fd.execute(inputs)
+    seg = fd.last_segmentation()
+    assert [(g["scheduler"], g["ops"], g["prologue"], g["horizontal"])
+            for g in seg["groups"]] == [
+        ("pointwise", ["mul", "cast", "mul", "cast"],
+         ["broadcast", "expand"], True)]
+    assert "(pointwise, horizontal)" in seg["text"]
+    for o, r in zip(outs, fd.execute_unsegmented(inputs)):
+        assert torch.equal(o, r)

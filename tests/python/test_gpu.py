@@ -106,3 +106,62 @@ def test_split_reshape_of_strided_input():
     (out,) = fd.execute([x])
     ref = -x.reshape(2, 8, 6, 8).permute(0, 2, 1, 3)[..., 1::2]
     torch.testing.assert_close(out, ref)
+
+
+def _scale(shape, dtype=DataType.BFloat16):
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=shape, dtype=dtype,
+                             contiguity=[False] * len(shape))
+        fd.add_output(fd.ops.cast(fd.ops.mul(x, 2.0), dtype))
+    return fd
+
+
+@pytest.mark.parametrize("layout", ["dense", "misaligned", "transposed",
+                                    "row_padded", "expanded"])
+def test_vectorized_kernel_on_every_layout(layout):
+    rows, cols = 96, 256
+    base = torch.randn(rows * cols + 8, device="cuda", dtype=torch.bfloat16)
+    if layout == "dense":
+        x = base[:rows * cols].view(rows, cols)
+    elif layout == "misaligned":  # 2 bytes past a 16-byte boundary
+        x = base[1:rows * cols + 1].view(rows, cols)
+    elif layout == "transposed":
+        x = base[:rows * cols].view(cols, rows).t()
+    elif layout == "row_padded":  # row stride 264 keeps 16-byte rows
+        x = torch.randn(rows, cols + 8, device="cuda",
+                        dtype=torch.bfloat16)[:, :cols]
+    else:
+        x = base[:cols].view(1, cols).expand(rows, cols)
+    fd = _scale([rows, cols])
+    out = fd.execute([x])[0]
+    torch.testing.assert_close(out, x * 2.0)
+    code = fd.last_cuda_code()[0]
+    vector_load = "nvf_vload(v" in code
+    assert vector_load == (layout in ("dense", "row_padded", "expanded")), code
+
+
+def test_vectorization_can_be_disabled():
+    x = torch.randn(64, 128, device="cuda", dtype=torch.bfloat16)
+    fd = _scale([64, 128])
+    out = fd.execute([x], _disable_options=["vectorization"])[0]
+    torch.testing.assert_close(out, x * 2.0)
+    assert "nvf_vload(v" not in fd.last_cuda_code()[0]
+
+
+def test_horizontal_kernel_with_two_loop_domains():
+    q = torch.randn(2, 32, 64, 128, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(2, 8, 64, 128, device="cuda", dtype=torch.float32)
+    c = torch.randn(64, 128, device="cuda", dtype=torch.bfloat16)
+    with FusionDefinition() as fd:
+        tq = fd.from_pytorch(q)
+        tk = fd.from_pytorch(k)
+        tc = fd.from_pytorch(c)
+        cq = fd.ops.broadcast_in_dim(tc, [2, 32, 64, 128], [2, 3])
+        ck = fd.ops.broadcast_in_dim(tc, [2, 8, 64, 128], [2, 3])
+        fd.add_output(fd.ops.cast(fd.ops.mul(tq, cq), DataType.BFloat16))
+        fd.add_output(fd.ops.mul(tk, ck))
+    oq, ok = fd.execute([q, k, c])
+    assert len(fd.last_segmentation()["groups"]) == 1
+    torch.testing.assert_close(oq, (q.float() * c.float()).bfloat16())
+    torch.testing.assert_close(ok, k * c.float())
+    assert "family 1" in fd.last_cuda_code()[0]

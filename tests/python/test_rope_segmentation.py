@@ -19,20 +19,29 @@ POLICIES = {
     "unary": ["extended_input_forwarding"],
     "extended": [],
 }
-# Expected (segments, schedulers) per policy. hf_forward: cos/sin are
-# unsqueezed once and shared by the q and k branches; only extended
-# forwarding replicates the broadcast into both, and the two branches (same
-# loop domain, same forwarded chain) then merge as siblings: q and k in one
-# kernel, v in another.
-EXPECTED = {
+NO_HORIZONTAL = ["horizontal_fusion"]
+# Expected schedulers per policy with horizontal fusion off (forwarding
+# alone). hf_forward: cos/sin are unsqueezed once and shared by the q and k
+# branches; only extended forwarding replicates the broadcast into both
+# (no no_op groups left).
+FORWARDING_ONLY = {
     "hf_forward": {
         "off": ["no_op", "no_op", "pointwise", "pointwise", "pointwise"],
         "unary": ["no_op", "no_op", "pointwise", "pointwise", "pointwise"],
-        "extended": ["pointwise", "pointwise"],
+        "extended": ["pointwise", "pointwise", "pointwise"],
     },
     "litgpt_forward": {
         p: ["no_op", "pointwise", "pointwise"] for p in POLICIES
     },
+    "litgpt_backward": {
+        p: ["reduction", "reduction", "pointwise"] for p in POLICIES
+    },
+}
+# With horizontal fusion (the default) every forward is one kernel under
+# every policy: q, k and v (different loop domains) share a launch.
+EXPECTED = {
+    "hf_forward": {p: ["pointwise"] for p in POLICIES},
+    "litgpt_forward": {p: ["pointwise"] for p in POLICIES},
     "litgpt_backward": {
         p: ["reduction", "reduction", "pointwise"] for p in POLICIES
     },
@@ -52,13 +61,15 @@ def test_segments_per_policy(name):
     inputs = rf.VARIANTS[name][1](CFG)
     results = {}
     for policy, disable in POLICIES.items():
-        outs = fd.execute(inputs, _disable_options=disable)
-        seg = fd.last_segmentation()
-        assert seg["policy"] == {"off": "off", "unary": "unary-only",
-                                 "extended": "extended"}[policy]
-        assert [g["scheduler"] for g in seg["groups"]] == \
-            EXPECTED[name][policy], (policy, seg["text"])
-        results[policy] = outs
+        for extra, expected in [([], EXPECTED), (NO_HORIZONTAL,
+                                                 FORWARDING_ONLY)]:
+            outs = fd.execute(inputs, _disable_options=disable + extra)
+            seg = fd.last_segmentation()
+            assert seg["policy"] == {"off": "off", "unary": "unary-only",
+                                     "extended": "extended"}[policy]
+            assert [g["scheduler"] for g in seg["groups"]] == \
+                expected[name][policy], (policy, extra, seg["text"])
+            results[policy + str(extra)] = outs
     # Forwarding never changes results: bitwise identical on the CPU, and
     # equal to the unsegmented evaluation.
     reference = fd.execute_unsegmented(inputs)
@@ -69,31 +80,36 @@ def test_segments_per_policy(name):
 
 def test_hf_forward_prologues_hold_the_shared_broadcasts():
     fd = build("hf_forward")
-    fd.execute(rf.make_inputs_hf_forward(CFG))
+    fd.execute(rf.make_inputs_hf_forward(CFG), _disable_options=NO_HORIZONTAL)
     groups = fd.last_segmentation()["groups"]
-    assert groups[0]["prologue"] == ["broadcast", "broadcast"]
-    assert groups[1]["prologue"] == []  # v: reshape, permute, repeat
-    assert len(groups[0]["outputs"]) == 2  # q and the repeated k
+    assert [g["prologue"] for g in groups] == [["broadcast", "broadcast"]] * 2 \
+        + [[]]  # v: reshape, permute, repeat
     # Neither rotary branch reads a broadcast cos/sin from memory.
     for g in groups:
         assert set(g["inputs"]) <= {"T0", "T1", "T2", "T3", "T4"}, g
 
 
-def test_sibling_merge_is_horizontal_fusion():
+def test_horizontal_fusion_makes_hf_forward_one_kernel():
     fd = build("hf_forward")
     inputs = rf.make_inputs_hf_forward(CFG)
-    fd.execute(inputs, _disable_options=["horizontal_fusion"])
+    fd.execute(inputs, _disable_options=NO_HORIZONTAL)
     assert len(fd.last_segmentation()["groups"]) == 3
     fd.execute(inputs)
-    assert len(fd.last_segmentation()["groups"]) == 2
+    seg = fd.last_segmentation()
+    assert len(seg["groups"]) == 1 and seg["groups"][0]["horizontal"]
+    assert len(seg["groups"][0]["outputs"]) == 3  # q, repeated k, v
+    # q (32 heads in the real model) and the repeated k share a loop
+    # domain; the kernel covers them and v in one launch.
+    code = fd.cuda_code_for(inputs)
+    assert len(code) == 1
 
 
 def test_extended_beats_unary_only_on_hf_forward():
     fd = build("hf_forward")
     inputs = rf.make_inputs_hf_forward(CFG)
-    fd.execute(inputs, _disable_options=POLICIES["unary"])
+    fd.execute(inputs, _disable_options=POLICIES["unary"] + NO_HORIZONTAL)
     unary = fd.last_segmentation()
-    fd.execute(inputs)
+    fd.execute(inputs, _disable_options=NO_HORIZONTAL)
     ext = fd.last_segmentation()
     assert len(ext["groups"]) < len(unary["groups"])
     assert ext["boundary_bytes"] <= unary["boundary_bytes"]

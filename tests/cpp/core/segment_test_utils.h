@@ -10,14 +10,19 @@
 
 namespace nvfuser {
 
-inline Options policyOptions(ForwardingPolicy p) {
-  Options o = Options().withOverrides({}, {});
+// Options for a forwarding policy; horizontal fusion stays on unless
+// `horizontal` is false (to look at forwarding alone).
+inline Options policyOptions(ForwardingPolicy p, bool horizontal = true) {
+  std::vector<std::string> disable;
   if (p == ForwardingPolicy::Off) {
-    o = o.withOverrides({}, {"input_forwarding"});
+    disable.push_back("input_forwarding");
   } else if (p == ForwardingPolicy::UnaryOnly) {
-    o = o.withOverrides({}, {"extended_input_forwarding"});
+    disable.push_back("extended_input_forwarding");
   }
-  return o;
+  if (!horizontal) {
+    disable.push_back("horizontal_fusion");
+  }
+  return Options().withOverrides({}, disable);
 }
 
 // "pointwise: add [prologue: cast exp cast sin]"

@@ -25,11 +25,18 @@ std::vector<std::string> compileAll(const Fusion& f,
       continue;
     }
     ExtractedSegment seg = extractSegment(g);
-    KernelSource ks =
-        generatePointwiseKernel(*seg.fusion, "kernel_g" + std::to_string(g.id));
-    CompiledKernel k = compileWithNvrtc(ks.code, ks.name, arch);
-    EXPECT_GT(k.cubin.size(), 0u);
-    sources.push_back(ks.code);
+    // The vectorized kernel, then the one-element-per-thread one.
+    for (bool vectorize : {true, false}) {
+      PointwiseCodegenOptions options;
+      options.vectorize = vectorize;
+      KernelSource ks = generatePointwiseKernel(
+          *seg.fusion, "kernel_g" + std::to_string(g.id), {}, options);
+      CompiledKernel k = compileWithNvrtc(ks.code, ks.name, arch);
+      EXPECT_GT(k.cubin.size(), 0u);
+      if (vectorize) {
+        sources.push_back(ks.code);
+      }
+    }
   }
   return sources;
 }
@@ -115,8 +122,9 @@ TEST(CodegenTest, EveryElementwiseOpCompiles) {
   f.addOutput(unaryOp(UnaryOpType::BitwiseNot, ints));
   f.addOutput(unaryOp(UnaryOpType::LogicalNot, flags));
   f.addOutput(lerp(a, acc, a));
-  // The integer branch is independent of the float one: two kernels.
-  EXPECT_EQ(compileAll(f).size(), 2u);
+  // The integer branch is independent of the float one: horizontal fusion
+  // puts both into one kernel.
+  EXPECT_EQ(compileAll(f).size(), 1u);
 }
 
 // Found by the fuzzer (seed 2175): a pad whose widths are all zero.
@@ -135,7 +143,7 @@ TEST(CodegenTest, ReducedFloatComparisonsCompile) {
   TensorView* b = defineTensor(f, {3, 4}, DataType::Half);
   f.addOutput(where(binaryOp(BinaryOpType::Lt, a, a), a, a));
   f.addOutput(binaryOp(BinaryOpType::Ge, b, b));
-  EXPECT_EQ(compileAll(f).size(), 2u);  // two independent kernels
+  EXPECT_EQ(compileAll(f).size(), 1u);  // two branches, one kernel
 }
 
 TEST(CodegenTest, ReductionIsNotPointwise) {

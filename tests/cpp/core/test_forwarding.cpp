@@ -64,16 +64,45 @@ TEST(ForwardingTest, RopeShapeNeverReadsExpandedTensor) {
       expand(broadcast(cos, {true, true, false, false}), {B, -1, -1, -1});
   f.addOutput(castOp(binaryOp(BinaryOpType::Mul, q, cb), DataType::BFloat16));
   f.addOutput(castOp(binaryOp(BinaryOpType::Mul, k, cb), DataType::BFloat16));
-  auto ext = segmentFusion(f, policyOptions(ForwardingPolicy::Extended));
+  // Forwarding alone (horizontal fusion off).
+  auto ext = segmentFusion(f, policyOptions(ForwardingPolicy::Extended, false));
   EXPECT_EQ(describe(*ext),
             (V{"pointwise: mul cast [prologue: broadcast expand]",
                "pointwise: mul cast [prologue: broadcast expand]"}));
   EXPECT_FALSE(readsIntermediate(*ext, cb));
-  auto unary = segmentFusion(f, policyOptions(ForwardingPolicy::UnaryOnly));
+  auto unary =
+      segmentFusion(f, policyOptions(ForwardingPolicy::UnaryOnly, false));
   EXPECT_EQ(describe(*unary),
             (V{"no_op: broadcast expand", "pointwise: mul cast",
                "pointwise: mul cast"}));
   EXPECT_TRUE(readsIntermediate(*unary, cb));
+  // Horizontal fusion joins the q and k branches (two loop domains) into
+  // one kernel that reads cos once per element it needs.
+  auto hor = segmentFusion(f, policyOptions(ForwardingPolicy::Extended));
+  EXPECT_EQ(describe(*hor),
+            (V{"pointwise: mul cast mul cast [prologue: broadcast expand]"}));
+  EXPECT_TRUE(hor->groups()[0].horizontal);
+  EXPECT_EQ(hor->boundaryBytes(), 0);
+  // Without forwarding, horizontal fusion joins the branches too, and the
+  // no_op producer then joins them: one kernel in every policy.
+  auto offHor = segmentFusion(f, policyOptions(ForwardingPolicy::Off));
+  EXPECT_EQ(offHor->groups().size(), 1u);
+  EXPECT_FALSE(readsIntermediate(*offHor, cb));
+}
+
+// Two groups that produce outputs of different loop domains from each
+// other's values are never joined: a kernel would recompute one at the
+// other's indices.
+TEST(ForwardingTest, HorizontalFusionNeedsIndependentFamilies) {
+  Fusion f;
+  TensorView* a = defineTensor(f, {4, 8}, DataType::Float);
+  TensorView* e = unaryOp(UnaryOpType::Exp, a)->asTensor();
+  f.addOutput(e);
+  TensorView* s = slice(e, {0, 0}, {4, 4}, {});
+  f.addOutput(unaryOp(UnaryOpType::Neg, s));
+  auto sf = segmentFusion(f, policyOptions(ForwardingPolicy::Extended));
+  ASSERT_EQ(sf->groups().size(), 2u);
+  EXPECT_FALSE(sf->groups()[0].horizontal && sf->groups()[1].horizontal);
 }
 
 TEST(ForwardingTest, ReshapeKinds) {

@@ -94,7 +94,7 @@ FuzzOutcome runFuzzCase(uint64_t seed, int maxOps, bool compileKernels,
       if (*disable == '\0') {
         out.segments = static_cast<int64_t>(sf->groups().size());
       }
-      SegmentedRuntime runtime(std::move(sf), options);
+      SegmentedRuntime runtime(std::move(sf), args, options);
       std::vector<at::Tensor> outs =
           runtime.run(args, device, nullptr, options);
       for (size_t k = 0; k < outs.size(); ++k) {

@@ -1,0 +1,243 @@
+#include "analysis/tensor_shape.h"
+#include "codegen/op_emitter.h"
+#include "codegen/pointwise_generator.h"
+#include "exceptions.h"
+#include "scheduler/scheduler.h"
+
+namespace nvfuser {
+namespace pointwise_detail {
+
+Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
+                                        const Index& idx) {
+  const DataType out = v->dtype();
+  switch (e->type()) {
+    case ExprType::Unary: {
+      auto* u = exprAs<UnaryOp>(e);
+      const Val* in = e->input(0);
+      Value x = operand(in, idx);
+      if (u->op() == UnaryOpType::Cast) {
+        return emit(out, x.lane, cast(x, in->dtype(), out));
+      }
+      DataType t = out;
+      if (u->op() == UnaryOpType::IsNan) {
+        t = isReducedFloat(in->dtype()) ? DataType::Float : in->dtype();
+      } else if (u->op() == UnaryOpType::LogicalNot) {
+        t = DataType::Bool;
+      } else if (u->op() == UnaryOpType::BitwiseNot) {
+        t = in->dtype();
+      }
+      return emit(out, x.lane,
+                  castExpr(t == DataType::Bool ? DataType::Bool : t, out,
+                           unaryExpr(u->op(), t, cast(x, in->dtype(), t))));
+    }
+    case ExprType::Binary: {
+      auto* b = exprAs<BinaryOp>(e);
+      // Comparisons keep Half/BFloat16 as their compute type; the storage
+      // types have no operators, and Float compares them exactly.
+      DataType t =
+          isReducedFloat(b->computeType()) ? DataType::Float : b->computeType();
+      Value x = operand(e->input(0), idx);
+      Value y = operand(e->input(1), idx);
+      std::string r = binaryExpr(b->op(), t, cast(x, e->input(0)->dtype(), t),
+                                 cast(y, e->input(1)->dtype(), t));
+      DataType rt = isComparison(b->op()) ? DataType::Bool : t;
+      return emit(out, x.lane || y.lane, castExpr(rt, out, r));
+    }
+    case ExprType::Ternary: {
+      auto* t3 = exprAs<TernaryOp>(e);
+      DataType t = t3->computeType();
+      Value a = operand(e->input(0), idx);
+      Value b = operand(e->input(1), idx);
+      Value c = operand(e->input(2), idx);
+      const bool lane = a.lane || b.lane || c.lane;
+      std::string ca =
+          cast(a, e->input(0)->dtype(),
+               t3->op() == TernaryOpType::Where ? DataType::Bool : t);
+      std::string cb = cast(b, e->input(1)->dtype(), t);
+      std::string cc = cast(c, e->input(2)->dtype(), t);
+      if (t3->op() == TernaryOpType::Where) {
+        return emit(out, lane, "(" + ca + " ? " + cb + " : " + cc + ")");
+      }
+      if (t3->op() == TernaryOpType::Clamp) {
+        return emit(out, lane,
+                    "nvf_min(nvf_max(" + ca + ", " + cb + "), " + cc + ")");
+      }
+      // ATen's lerp: exact at both ends.
+      const std::string one = "(" + cudaType(t) + ")1";
+      return emit(out, lane,
+                  "(" + cc + " < (" + cudaType(t) + ")0.5 ? " + ca + " + " +
+                      cc + " * (" + cb + " - " + ca + ") : " + cb + " - (" +
+                      cb + " - " + ca + ") * (" + one + " - " + cc + "))");
+    }
+    case ExprType::Broadcast: {
+      const auto& mask = exprAs<BroadcastOp>(e)->isBroadcastDim();
+      Index in;
+      for (size_t d = 0; d < mask.size(); ++d) {
+        if (!mask[d]) {
+          in.push_back(idx[d]);
+        }
+      }
+      return valueAt(e->input(0), in);
+    }
+    case ExprType::Expand:
+    case ExprType::LoadStore:
+      return valueAt(e->input(0), operandIndex(e->input(0)->asTensor(), idx));
+    case ExprType::Permute: {
+      const auto& perm = exprAs<PermuteOp>(e)->perm();
+      Index in(perm.size());
+      for (size_t i = 0; i < perm.size(); ++i) {
+        in[perm[i]] = idx[i];
+      }
+      return valueAt(e->input(0), in);
+    }
+    case ExprType::Squeeze: {
+      const auto& mask = exprAs<SqueezeOp>(e)->isSqueezed();
+      Index in;
+      size_t next = 0;
+      for (bool squeezed : mask) {
+        in.push_back(squeezed ? Ix{"0", false} : idx[next++]);
+      }
+      return valueAt(e->input(0), in);
+    }
+    case ExprType::Reshape: {
+      const TensorView* inTv = e->input(0)->asTensor();
+      return valueAt(inTv, reshapeIndex(concreteShape(v->asTensor()),
+                                        concreteShape(inTv), idx));
+    }
+    case ExprType::Slice: {
+      const auto& ranges = exprAs<SliceOp>(e)->ranges();
+      Index in;
+      for (size_t d = 0; d < ranges.size(); ++d) {
+        Ix i = idx[d];
+        if (i.lane && ranges[d].step != 1) {
+          throw NotVectorizable{"a strided slice of a vector lane"};
+        }
+        if (i.lane) {
+          requireAligned(ranges[d].start, "a slice start");
+        }
+        if (ranges[d].step != 1) {
+          i.e = "(" + paren(i.e) + " * " + std::to_string(ranges[d].step) + ")";
+        }
+        if (ranges[d].start != 0) {
+          i.e = "(" + i.e + " + " + std::to_string(ranges[d].start) + ")";
+        }
+        in.push_back(i);
+      }
+      return valueAt(e->input(0), operandIndex(e->input(0)->asTensor(), in));
+    }
+    case ExprType::Pad: {
+      const auto& widths = exprAs<PadOp>(e)->widths();
+      const TensorView* inTv = e->input(0)->asTensor();
+      std::vector<int64_t> inShape = concreteShape(inTv);
+      std::string cond;
+      Index in;
+      for (size_t d = 0; d < widths.size(); ++d) {
+        int64_t before = widths[d].first;
+        if (widths[d].first == 0 && widths[d].second == 0) {
+          in.push_back(idx[d]);
+          continue;
+        }
+        if (idx[d].lane) {
+          requireAligned(before, "a pad boundary");
+          requireAligned(before + inShape[d], "a pad boundary");
+        }
+        const std::string& i = idx[d].e;
+        in.push_back(
+            Ix{before ? "(" + i + " - " + std::to_string(before) + ")" : i,
+               idx[d].lane});
+        cond += (cond.empty() ? "" : " && ") + std::string("(") + i +
+                " >= " + std::to_string(before) + " && " + i + " < " +
+                std::to_string(before + inShape[d]) + ")";
+      }
+      if (cond.empty()) {  // zero widths everywhere: a plain copy
+        Value x = valueAt(inTv, operandIndex(inTv, in));
+        return emit(out, x.lane, cast(x, inTv->dtype(), out));
+      }
+      // Lane-dependent conditions were proven uniform over the vector, so
+      // the branch is taken by the vector as a whole.
+      Value padValue = operand(e->input(1), idx);
+      bool lane = padValue.lane;
+      for (const Ix& i : idx) {
+        lane = lane || i.lane;
+      }
+      Value var = declare(out, lane);
+      const std::string lanes = std::to_string(lanes_);
+      auto assign = [&](const Value& x, DataType from) {
+        std::string rhs = cast(x, from, out);
+        line(lane ? "#pragma unroll\n" + std::string(indent_, ' ') +
+                        "for (int u = 0; u < " + lanes + "; ++u) " + var.name +
+                        "[u] = " + rhs + ";"
+                  : var.name + " = " + rhs + ";");
+      };
+      line("if (" + cond + ") {");
+      indent_ += 2;
+      assign(branchValue(inTv, operandIndex(inTv, in)), inTv->dtype());
+      indent_ -= 2;
+      line("} else {");
+      indent_ += 2;
+      assign(padValue, e->input(1)->dtype());
+      indent_ -= 2;
+      line("}");
+      return var;
+    }
+    case ExprType::Cat: {
+      const int64_t dim = exprAs<CatOp>(e)->dim();
+      const size_t n = e->inputs().size();
+      bool lane = false;
+      for (const Ix& i : idx) {
+        lane = lane || i.lane;
+      }
+      Value var = declare(out, lane);
+      const std::string lanes = std::to_string(lanes_);
+      int64_t offset = 0;
+      for (size_t k = 0; k < n; ++k) {
+        const TensorView* part = e->input(k)->asTensor();
+        int64_t extent = concreteShape(part)[dim];
+        Index in = idx;
+        if (idx[dim].lane) {
+          requireAligned(offset, "a cat boundary");
+        }
+        if (offset != 0) {
+          in[dim].e = "(" + idx[dim].e + " - " + std::to_string(offset) + ")";
+        }
+        if (k + 1 == n) {
+          line(k == 0 ? "{" : "} else {");
+        } else {
+          line(std::string(k == 0 ? "if" : "} else if") + " (" + idx[dim].e +
+               " < " + std::to_string(offset + extent) + ") {");
+        }
+        indent_ += 2;
+        Value x = branchValue(part, operandIndex(part, in));
+        std::string rhs = cast(x, part->dtype(), out);
+        line(lane ? "#pragma unroll\n" + std::string(indent_, ' ') +
+                        "for (int u = 0; u < " + lanes + "; ++u) " + var.name +
+                        "[u] = " + rhs + ";"
+                  : var.name + " = " + rhs + ";");
+        indent_ -= 2;
+        offset += extent;
+      }
+      line("}");
+      return var;
+    }
+    case ExprType::Full: {
+      Value x = operand(e->input(0), idx);
+      return emit(out, x.lane, cast(x, e->input(0)->dtype(), out));
+    }
+    case ExprType::Iota: {
+      DataType t = isIntegralType(out) ? DataType::Int : DataType::Double;
+      Value start = operand(e->input(0), idx);
+      Value step = operand(e->input(1), idx);
+      std::string r = "(" + cast(start, e->input(0)->dtype(), t) + " + (" +
+                      castExpr(DataType::Int, t, ixAt(idx[0])) + ") * " +
+                      cast(step, e->input(1)->dtype(), t) + ")";
+      return emit(out, idx[0].lane || start.lane || step.lane,
+                  castExpr(t, out, r));
+    }
+    default:
+      NVF_THROW(NotImplemented, "pointwise codegen cannot generate ",
+                exprRef(e));
+  }
+}
+
+}  // namespace pointwise_detail
+}  // namespace nvfuser

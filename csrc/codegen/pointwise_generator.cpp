@@ -1,0 +1,285 @@
+#include "codegen/pointwise_generator.h"
+
+#include "analysis/tensor_shape.h"
+#include "codegen/op_emitter.h"
+#include "exceptions.h"
+
+namespace nvfuser {
+namespace pointwise_detail {
+
+PointwiseKernelGenerator::PointwiseKernelGenerator(
+    const Fusion& f, const std::vector<TensorLayout>& layouts,
+    PointwiseCodegenOptions options)
+    : fusion_(f), layouts_(layouts), options_(options) {
+  const auto& ins = fusion_.inputs();
+  if (layouts_.empty()) {
+    for (const Val* in : ins) {
+      TensorLayout l;
+      if (in->isTensor()) {
+        l.strides = denseStrides(concreteShape(in->asTensor()));
+      }
+      layouts_.push_back(l);
+    }
+  }
+  NVF_ASSERT(layouts_.size() == ins.size(), "expected ", ins.size(),
+             " input layouts, got ", layouts_.size());
+  for (size_t i = 0; i < ins.size(); ++i) {
+    inputIndex_[ins[i]] = i;
+    if (ins[i]->isTensor()) {
+      NVF_ASSERT(layouts_[i].strides.size() ==
+                     static_cast<size_t>(ins[i]->asTensor()->nDims()),
+                 "layout rank mismatch for ", ins[i]->ref());
+    }
+  }
+}
+
+const Value* PointwiseKernelGenerator::cached(const std::string& key) const {
+  for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+    auto f = it->find(key);
+    if (f != it->end()) {
+      return &f->second;
+    }
+  }
+  return nullptr;
+}
+
+Value PointwiseKernelGenerator::declare(DataType t, bool lane) {
+  Value v{"v" + std::to_string(counter_++), lane};
+  line(lane ? "nvf_array<" + cudaType(t) + ", " + std::to_string(lanes_) +
+                  "> " + v.name + ";"
+            : cudaType(t) + " " + v.name + ";");
+  return v;
+}
+
+Value PointwiseKernelGenerator::emit(DataType t, bool lane,
+                                     const std::string& expr) {
+  if (!lane) {
+    Value v{"v" + std::to_string(counter_++), false};
+    line(cudaType(t) + " " + v.name + " = " + expr + ";");
+    return v;
+  }
+  Value v = declare(t, true);
+  line("#pragma unroll");
+  line("for (int u = 0; u < " + std::to_string(lanes_) + "; ++u) " + v.name +
+       "[u] = " + expr + ";");
+  return v;
+}
+
+std::string PointwiseKernelGenerator::emitIndex(const std::string& expr) {
+  const std::string key = "#" + expr;
+  if (const Value* hit = cached(key)) {
+    return hit->name;
+  }
+  std::string name = "j" + std::to_string(counter_++);
+  line(indexType_ + " " + name + " = " + expr + ";");
+  scopes_.back()[key] = Value{name, false};
+  return name;
+}
+
+void PointwiseKernelGenerator::requireAligned(int64_t at,
+                                              const char* what) const {
+  if (at % lanes_ != 0) {
+    throw NotVectorizable{std::string(what) + " at " + std::to_string(at)};
+  }
+}
+
+Index PointwiseKernelGenerator::operandIndex(const TensorView* tv,
+                                             const Index& idx) const {
+  std::vector<int64_t> shape = concreteShape(tv);
+  NVF_ASSERT(shape.size() == idx.size(), "rank mismatch for ", tv->ref());
+  Index out = idx;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) {
+      out[d] = Ix{"0", false};
+    }
+  }
+  return out;
+}
+
+// A vector load when the lanes read consecutive, aligned elements; one load
+// for all lanes when they read the same element; a gather otherwise.
+Value PointwiseKernelGenerator::load(const TensorView* tv, const Index& idx) {
+  const TensorLayout& layout = layouts_.at(inputIndex_.at(tv));
+  const std::string& p = paramName_.at(tv);
+  std::string offset;
+  int64_t laneStride = 0;
+  bool uniformAligned = true;
+  for (size_t d = 0; d < idx.size(); ++d) {
+    const int64_t s = layout.strides[d];
+    if (s == 0 || idx[d].e == "0") {
+      laneStride += idx[d].lane ? s : 0;
+      continue;
+    }
+    offset += (offset.empty() ? "" : " + ") +
+              (s == 1 ? paren(idx[d].e)
+                      : paren(idx[d].e) + " * " + std::to_string(s));
+    if (idx[d].lane) {
+      laneStride += s;
+    } else {
+      uniformAligned = uniformAligned && s % lanes_ == 0;
+    }
+  }
+  if (offset.empty()) {
+    offset = "0";
+  }
+  if (laneStride == 0) {
+    return emit(tv->dtype(), false, p + "[" + offset + "]");
+  }
+  Value v = declare(tv->dtype(), true);
+  if (laneStride == 1 && uniformAligned && layout.aligned) {
+    line("nvf_vload(" + v.name + ", " + p + " + " + paren(offset) + ");");
+  } else {
+    line("#pragma unroll");
+    line("for (int u = 0; u < " + std::to_string(lanes_) + "; ++u) " + v.name +
+         "[u] = " + p + "[" + offset + " + u" +
+         (laneStride == 1 ? "" : " * " + std::to_string(laneStride)) + "];");
+  }
+  return v;
+}
+
+Value PointwiseKernelGenerator::scalar(const Val* v) {
+  const Scalar* s = v->asScalar();
+  if (s->isConst()) {
+    return Value{literal(*s->value(), s->dtype()), false};
+  }
+  auto p = paramName_.find(v);
+  if (p != paramName_.end()) {
+    return Value{p->second, false};
+  }
+  return valueAt(v, {});
+}
+
+Value PointwiseKernelGenerator::operand(const Val* v, const Index& idx) {
+  return v->isTensor() ? valueAt(v, operandIndex(v->asTensor(), idx))
+                       : scalar(v);
+}
+
+Value PointwiseKernelGenerator::valueAt(const Val* v, const Index& idx) {
+  if (!v->isTensor()) {
+    if (v->asScalar()->isConst() || paramName_.count(v)) {
+      return scalar(v);
+    }
+  }
+  const std::string key = v->ref() + "@" + keyOf(idx);
+  if (const Value* hit = cached(key)) {
+    return *hit;
+  }
+  Value var;
+  if (v->isTensor() && paramName_.count(v)) {
+    var = load(v->asTensor(), operandIndex(v->asTensor(), idx));
+  } else {
+    NVF_ASSERT(v->definition() != nullptr, "no definition for ", v->ref());
+    var = compute(v->definition(), v, idx);
+  }
+  scopes_.back()[key] = var;
+  return var;
+}
+
+// A value computed inside a branch: its own cache scope, so nothing computed
+// under the branch's condition is reused outside it.
+Value PointwiseKernelGenerator::branchValue(const Val* v, const Index& idx) {
+  scopes_.emplace_back();
+  Value x = valueAt(v, idx);
+  scopes_.pop_back();
+  return x;
+}
+
+// Row-major linear index of dims [begin, end) of shape at idx. A lane term
+// stays a lane term only with stride 1 and every other stride a multiple
+// of the vector width.
+Ix PointwiseKernelGenerator::linearize(const std::vector<int64_t>& shape,
+                                       const Index& idx, size_t begin,
+                                       size_t end) {
+  std::string linear;
+  int64_t stride = 1;
+  bool lane = false;
+  bool aligned = true;
+  for (size_t d = end; d-- > begin;) {
+    if (shape[d] != 1 && (idx[d].e != "0" || idx[d].lane)) {
+      if (idx[d].lane && stride != 1) {
+        throw NotVectorizable{"a vector lane is not innermost in a reshape"};
+      }
+      lane = lane || idx[d].lane;
+      aligned = aligned && (idx[d].lane || stride % lanes_ == 0);
+      std::string term = stride == 1
+                             ? idx[d].e
+                             : paren(idx[d].e) + " * " + std::to_string(stride);
+      linear = linear.empty() ? term : term + " + " + linear;
+    }
+    stride *= shape[d];
+  }
+  if (lane && !aligned) {
+    throw NotVectorizable{"reshape strides are not multiples of the width"};
+  }
+  return Ix{linear.empty() ? "0" : linear, lane};
+}
+
+// Output and input dims are matched in groups of equal products: a split
+// (one input dim) needs no division, a merge (one output dim) one division
+// per input dim, and only many-to-many groups linearize and delinearize.
+Index PointwiseKernelGenerator::reshapeIndex(
+    const std::vector<int64_t>& outShape, const std::vector<int64_t>& inShape,
+    const Index& idx) {
+  Index in(inShape.size(), Ix{"0", false});
+  size_t o = 0;
+  size_t i = 0;
+  for (int64_t s : outShape) {
+    if (s == 0) {
+      return in;  // the kernel never runs
+    }
+  }
+  while (o < outShape.size() || i < inShape.size()) {
+    size_t o0 = o;
+    size_t i0 = i;
+    int64_t po = 1;
+    int64_t pi = 1;
+    // Grow the group until both sides cover the same number of elements.
+    do {
+      if (o < outShape.size() && (po <= pi || i == inShape.size())) {
+        po *= outShape[o++];
+      } else {
+        pi *= inShape[i++];
+      }
+    } while ((po != pi || o == o0 || i == i0) &&
+             (o < outShape.size() || i < inShape.size()));
+    while (o < outShape.size() && outShape[o] == 1 && i == inShape.size()) {
+      ++o;
+    }
+    while (i < inShape.size() && inShape[i] == 1 && o == outShape.size()) {
+      ++i;
+    }
+    Ix linear = linearize(outShape, idx, o0, o);
+    if (i - i0 == 1) {
+      in[i0] = inShape[i0] == 1 ? Ix{"0", false} : linear;
+      continue;
+    }
+    std::string l = linear.e == "0" || linear.e.find(' ') == std::string::npos
+                        ? linear.e
+                        : emitIndex(linear.e);
+    int64_t stride = 1;
+    for (size_t d = i; d-- > i0;) {
+      if (inShape[d] != 1) {
+        bool outermost = d == i0;
+        bool lane = false;
+        if (linear.lane && stride == 1) {
+          if (!outermost && inShape[d] % lanes_ != 0) {
+            throw NotVectorizable{"a reshape splits a vector"};
+          }
+          lane = true;
+        } else if (linear.lane && stride % lanes_ != 0) {
+          throw NotVectorizable{"a reshape splits a vector"};
+        }
+        std::string q =
+            stride == 1 ? l : "(" + l + " / " + std::to_string(stride) + ")";
+        in[d] = Ix{
+            emitIndex(outermost ? q : q + " % " + std::to_string(inShape[d])),
+            lane};
+      }
+      stride *= inShape[d];
+    }
+  }
+  return in;
+}
+
+}  // namespace pointwise_detail
+}  // namespace nvfuser

@@ -1,0 +1,122 @@
+// The pointwise kernel generator's internals, shared by its two source
+// files: pointwise_generator.cpp (values, loads, index maps) and
+// pointwise_exprs.cpp (one case per expr type). Not a public header.
+#pragma once
+
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "codegen/op_emitter.h"
+#include "codegen/pointwise_codegen.h"
+#include "ir/exprs.h"
+
+namespace nvfuser {
+namespace pointwise_detail {
+
+// One loop-index term. A lane term's value at lane u is e + u, and e is a
+// multiple of the vector width; any other term is the same for every lane.
+struct Ix {
+  std::string e;
+  bool lane = false;
+};
+using Index = std::vector<Ix>;
+
+// A generated variable: a scalar, or an nvf_array with one element per lane.
+struct Value {
+  std::string name;
+  bool lane = false;
+};
+
+// Thrown when a family's index expressions cannot keep V lanes contiguous
+// and aligned; the family is generated again with fewer lanes.
+struct NotVectorizable {
+  std::string why;
+};
+
+// Wraps a composite index expression so it can be a factor.
+inline std::string paren(const std::string& e) {
+  return e.find(' ') == std::string::npos ? e : "(" + e + ")";
+}
+
+inline std::string keyOf(const Index& idx) {
+  std::string s;
+  for (const Ix& i : idx) {
+    s += i.e + (i.lane ? "+u," : ",");
+  }
+  return s;
+}
+
+inline int64_t bytesOf(DataType t) {
+  switch (t) {
+    case DataType::Bool:
+      return 1;
+    case DataType::Half:
+    case DataType::BFloat16:
+      return 2;
+    case DataType::Float:
+    case DataType::Int32:
+      return 4;
+    default:
+      return 8;
+  }
+}
+
+class PointwiseKernelGenerator {
+ public:
+  PointwiseKernelGenerator(const Fusion& f,
+                           const std::vector<TensorLayout>& layouts,
+                           PointwiseCodegenOptions options);
+
+  KernelSource generate(const std::string& name);
+
+ private:
+  std::string familyBody(const OutputFamily& family, int64_t v);
+  Value valueAt(const Val* v, const Index& idx);
+  Value compute(const Expr* e, const Val* v, const Index& idx);
+  Value scalar(const Val* v);
+  Value operand(const Val* v, const Index& idx);
+  Index operandIndex(const TensorView* tv, const Index& idx) const;
+  Value emit(DataType t, bool lane, const std::string& expr);
+  Value declare(DataType t, bool lane);
+  std::string emitIndex(const std::string& expr);
+  Value load(const TensorView* tv, const Index& idx);
+  Value branchValue(const Val* v, const Index& idx);
+  Index reshapeIndex(const std::vector<int64_t>& outShape,
+                     const std::vector<int64_t>& inShape, const Index& idx);
+  Ix linearize(const std::vector<int64_t>& shape, const Index& idx,
+               size_t begin, size_t end);
+  // Requires that a lane-dependent boundary at `at` keeps whole vectors on
+  // one side.
+  void requireAligned(int64_t at, const char* what) const;
+  std::string ixAt(const Ix& i) const {
+    return i.lane ? "(" + i.e + " + u)" : i.e;
+  }
+  static std::string at(const Value& v) {
+    return v.lane ? v.name + "[u]" : v.name;
+  }
+  std::string cast(const Value& v, DataType from, DataType to) const {
+    return castExpr(from, to, at(v));
+  }
+  void line(const std::string& s) {
+    body_ << std::string(indent_, ' ') << s << "\n";
+  }
+  const Value* cached(const std::string& key) const;
+
+  const Fusion& fusion_;
+  std::vector<TensorLayout> layouts_;  // per fusion input
+  PointwiseCodegenOptions options_;
+  // "int" when every tensor of the kernel has fewer than 2^31 elements.
+  std::string indexType_ = "int64_t";
+  std::ostringstream body_;
+  int indent_ = 6;
+  int counter_ = 0;
+  int64_t lanes_ = 1;  // vector width of the family being generated
+  std::vector<std::map<std::string, Value>> scopes_;
+  std::map<const Val*, std::string> paramName_;
+  std::map<const Val*, size_t> inputIndex_;
+};
+
+}  // namespace pointwise_detail
+}  // namespace nvfuser
