@@ -18,52 +18,11 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "rope"))
+sys.path.insert(0, os.path.dirname(__file__))
 
 from nvfuser import DataType, FusionDefinition  # noqa: E402
 import rope_fusions as rf  # noqa: E402
-
-
-def gpu_time_ms(fn, reps=20, warmup=3):
-    """Median time of fn() in ms, measured with CUDA events."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
-
-
-def kernel_time_ms(fn, reps=10):
-    """GPU time of the kernels fn() launches (no host gaps), per call, and
-    the kernels' names, from the profiler."""
-    fn()
-    torch.cuda.synchronize()
-    acts = [torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=acts) as prof:
-        for _ in range(reps):
-            fn()
-        torch.cuda.synchronize()
-    total = 0.0
-    names = set()
-    for e in prof.key_averages():
-        t = getattr(e, "device_time_total", None)
-        if t is None:
-            t = getattr(e, "cuda_time_total", 0.0)
-        if t > 0 and e.key and not e.key.startswith("cuda"):
-            total += t
-            names.add(e.key)
-    return total / reps / 1e3, sorted(names)
-
-
-def nbytes(ts):
-    return sum(t.numel() * t.element_size() for t in ts)
+from bench_utils import Timer, kernel_time_ms, nbytes  # noqa: E402
 
 
 def main():
@@ -72,13 +31,14 @@ def main():
     args = parser.parse_args()
     dev = "cuda"
     rows = []
+    gpu_time_ms = Timer(True, 20)  # median of 20, L2 flushed before each
 
     # Copy bandwidth: bytes read + written.
     n = (1 << 30) // 2
     x = torch.randn(n, device=dev, dtype=torch.bfloat16)
     y = torch.empty_like(x)
     ms = gpu_time_ms(lambda: y.copy_(x))
-    copy_bw = 2 * x.numel() * 2 / ms / 1e6  # GB/s
+    copy_bw = nbytes([x, y]) / ms / 1e6  # GB/s
     rows.append(dict(name="torch copy 1 GiB bf16", ms=ms, gbps=copy_bw,
                      frac=1.0))
 
@@ -94,9 +54,9 @@ def main():
     kms, _ = kernel_time_ms(lambda: fd.execute([x]))
     rows.append(dict(name="elementwise x*2+1 bf16 1 GiB", ms=ms, gbps=bw,
                      frac=bw / copy_bw, kernel_ms=kms))
-    ms = gpu_time_ms(lambda: fd.execute([x], _enable_options=["int32_index"]))
+    ms = gpu_time_ms(lambda: fd.execute([x], _enable_options=["int64_index"]))
     bw = nbytes([x, out]) / ms / 1e6
-    rows.append(dict(name="  same, NVFUSER_ENABLE=int32_index", ms=ms,
+    rows.append(dict(name="  same, NVFUSER_ENABLE=int64_index", ms=ms,
                      gbps=bw, frac=bw / copy_bw))
     del x, y, out
 

@@ -49,7 +49,7 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
   };
   static const std::vector<std::string> kEnable = {
       "kernel_profile",
-      "int32_index",  // 32-bit index math in generated kernels
+      "int64_index",  // 64-bit index math even where 32 bits suffice
   };
   static const std::vector<std::string> kDisable = {
       "input_forwarding",

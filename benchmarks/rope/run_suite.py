@@ -13,7 +13,6 @@ DIR/rope_suite.png.
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 
@@ -22,72 +21,16 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, ".."))
 
 from nvfuser import DataType, FusionDefinition  # noqa: E402
 import variants as rv  # noqa: E402
+from bench_utils import Timer, copy_bandwidth, count_kernels, nbytes  # noqa: E402,E501
 
 POLICIES = {"off": ["input_forwarding"],
             "unary": ["extended_input_forwarding"],
             "extended": [],
             "extended-no-hfusion": ["horizontal_fusion"]}
-
-
-class Timer:
-    """Median time in ms; CUDA events with an L2 flush between reps on the
-    GPU, wall clock on the CPU."""
-
-    def __init__(self, cuda, reps):
-        self.cuda = cuda
-        self.reps = reps
-        self.flush = (torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-                      if cuda else None)
-
-    def __call__(self, fn):
-        fn()
-        times = []
-        for _ in range(self.reps):
-            if self.cuda:
-                self.flush.zero_()
-                start = torch.cuda.Event(enable_timing=True)
-                end = torch.cuda.Event(enable_timing=True)
-                start.record()
-                fn()
-                end.record()
-                end.synchronize()
-                times.append(start.elapsed_time(end))
-            else:
-                t0 = time.perf_counter()
-                fn()
-                times.append((time.perf_counter() - t0) * 1e3)
-        return statistics.median(times)
-
-
-def count_kernels(fn, cuda):
-    """CUDA kernels one call launches (profiler), None on the CPU."""
-    if not cuda:
-        return None
-    fn()
-    torch.cuda.synchronize()
-    acts = [torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=acts) as prof:
-        fn()
-        torch.cuda.synchronize()
-    kernels = [e for e in prof.events()
-               if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA]
-    return len(kernels)
-
-
-def nbytes(ts):
-    return sum(t.numel() * t.element_size() for t in ts
-               if isinstance(t, torch.Tensor))
-
-
-def copy_bandwidth(cuda, timer):
-    n = (1 << 30) // 2 if cuda else 1 << 20
-    x = torch.randn(n, device="cuda" if cuda else "cpu", dtype=torch.bfloat16)
-    y = torch.empty_like(x)
-    ms = timer(lambda: y.copy_(x))
-    return 2 * x.numel() * 2 / ms / 1e6  # GB/s
 
 
 def eager_callables(cfg, mode, fwd_inputs, bwd_inputs):
@@ -107,6 +50,9 @@ def eager_callables(cfg, mode, fwd_inputs, bwd_inputs):
 def compiled_callable(cfg, mode, fwd_inputs, bwd_inputs):
     if not hasattr(torch, "compile"):
         return None, "torch.compile unavailable"
+    # The backward is timed repeatedly on one graph (retain_graph), which
+    # donated buffers forbid.
+    torch._functorch.config.donated_buffer = False
     fwd = torch.compile(lambda *a: rv.eager_forward(cfg, *a))
     if mode == "fwd":
         return (lambda: fwd(*fwd_inputs)), None
@@ -225,6 +171,19 @@ def main():
     ts = [8] if args.dry_run else (
         [4096] if args.quick else [1024, 4096, 8192, 16384, 32768])
     rows = []
+    os.makedirs(args.out, exist_ok=True)
+
+    def write(final):
+        # Rewritten after every row: a run cut short keeps what it measured.
+        with open(os.path.join(args.out, "rope_suite.json"), "w") as f:
+            json.dump(dict(gpu=torch.cuda.get_device_name() if cuda else "cpu",
+                           date=time.strftime("%Y-%m-%d"), copy_gbps=copy_bw,
+                           complete=final, rows=rows), f, indent=1)
+        md = markdown(rows, copy_bw)
+        with open(os.path.join(args.out, "rope_suite.md"), "w") as f:
+            f.write(md)
+        return md
+
     for name in args.variants.split(","):
         for mode in ("fwd", "bwd"):
             for T in ts:
@@ -234,15 +193,8 @@ def main():
                 print("%-22s %s T=%-6d ours %.3f ms" % (
                     name, mode, T, row["results"]["nvfuser-extended"]["ms"]),
                     flush=True)
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "rope_suite.json"), "w") as f:
-        json.dump(dict(gpu=torch.cuda.get_device_name() if cuda else "cpu",
-                       date=time.strftime("%Y-%m-%d"), copy_gbps=copy_bw,
-                       rows=rows), f, indent=1)
-    md = markdown(rows, copy_bw)
-    with open(os.path.join(args.out, "rope_suite.md"), "w") as f:
-        f.write(md)
-    print(md)
+                write(False)
+    print(write(True))
     if cuda:
         chart(rows, os.path.join(args.out, "rope_suite.png"))
 

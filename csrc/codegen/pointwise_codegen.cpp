@@ -106,8 +106,26 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
       maxNumel = std::max(maxNumel, numel(val->asTensor()));
     }
   }
-  indexType_ = maxNumel < (int64_t(1) << 31) - 1024 && options_.allowInt32Index
-                   ? "int"
+  // The farthest element an input is read at (its view may span more
+  // memory than its elements, e.g. a slice of a wider row).
+  for (size_t i = 0; i < fusion_.inputs().size(); ++i) {
+    const Val* in = fusion_.inputs()[i];
+    if (!in->isTensor()) {
+      continue;
+    }
+    std::vector<int64_t> shape = concreteShape(in->asTensor());
+    int64_t last = 1;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      last += std::max<int64_t>(shape[d] - 1, 0) * layouts_[i].strides[d];
+    }
+    maxNumel = std::max(maxNumel, last);
+  }
+  // Unsigned 32-bit index math when everything fits: divisions by constant
+  // extents are then one multiply-high. Every index the walk computes is
+  // non-negative where it is used (pad and cat subtract only inside the
+  // branch whose condition guarantees it).
+  indexType_ = maxNumel < (int64_t(1) << 31) - 1024 && !options_.forceInt64Index
+                   ? "unsigned"
                    : "int64_t";
   std::ostringstream loopBody;
   for (size_t f = 0; f < ks.families.size(); ++f) {

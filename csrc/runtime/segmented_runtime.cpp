@@ -39,7 +39,7 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
                                    const Options& options)
     : segmented_(std::move(segmented)) {
   PointwiseCodegenOptions codegen;
-  codegen.allowInt32Index = options.enabled("int32_index");
+  codegen.forceInt64Index = options.enabled("int64_index");
   codegen.vectorize = !options.disabled("vectorization");
   const Fusion& complete = segmented_->completeFusion();
   std::unordered_map<const Val*, size_t> lastUse;

@@ -66,6 +66,7 @@ TEST(CodegenTest, RopeKernelCompilesForTwoArchs) {
   EXPECT_NE(code.find("nvf_f2b("), std::string::npos);
   EXPECT_NE(code.find("} else {"), std::string::npos);  // the cat
   compileAll(f, "sm_80");
+  compileAll(f, "sm_75");  // the software bf16 rounding path
 }
 
 TEST(CodegenTest, ResizeAndLayoutOpsCompile) {
