@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 
 from nvfuser import DataType, FusionDefinition  # noqa: E402
 import variants as rv  # noqa: E402
-from bench_utils import Timer, copy_bandwidth, count_kernels, nbytes  # noqa: E402,E501
+from bench_utils import Timer, copy_bandwidth, count_kernels  # noqa: E402
 
 POLICIES = {"off": ["input_forwarding"],
             "unary": ["extended_input_forwarding"],
@@ -84,7 +84,7 @@ def run_one(name, mode, T, cuda, timer, copy_bw, dry):
         first_ms = (time.perf_counter() - t0) * 1e3
         seg = fd.last_segmentation()
         ms = timer(lambda: fd.execute(inputs, _disable_options=disable))
-        minimal = nbytes(inputs) + nbytes(outs)
+        minimal = rv.minimal_bytes(cfg, mode, inputs, outs)
         row["results"]["nvfuser-" + policy] = dict(
             segments=len(seg["groups"]), boundary_bytes=seg["boundary_bytes"],
             kernels=count_kernels(
@@ -94,12 +94,17 @@ def run_one(name, mode, T, cuda, timer, copy_bw, dry):
     eager = eager_callables(cfg, mode, fwd_inputs, bwd_inputs)
     ms = timer(eager)
     row["results"]["eager"] = dict(ms=ms, kernels=count_kernels(eager, cuda))
-    comp, why = compiled_callable(cfg, mode, fwd_inputs, bwd_inputs)
+    try:
+        t0 = time.perf_counter()
+        comp, why = compiled_callable(cfg, mode, fwd_inputs, bwd_inputs)
+        if comp is not None:
+            comp()
+    except Exception as e:  # an inductor failure is a result, not a crash
+        comp, why = None, "torch.compile failed: %s" % (
+            str(e).strip().splitlines() or ["?"])[0][:120]
     if comp is None:
         row["results"]["torch.compile"] = dict(unavailable=why)
     else:
-        t0 = time.perf_counter()
-        comp()
         compile_ms = (time.perf_counter() - t0) * 1e3
         ms = timer(comp)
         row["results"]["torch.compile"] = dict(

@@ -62,6 +62,20 @@ def num_outputs(c):
     return 3 if (c["layout"] != "litgpt" or c["ret_v"]) else 2
 
 
+def minimal_bytes(c, mode, inputs, outputs):
+    """Bytes a perfect implementation moves: every output written once and
+    every input element that matters read once. A LitGPT forward that
+    returns only q and k never needs the v third of the fused qkv."""
+    def nbytes(ts):
+        return sum(t.numel() * t.element_size() for t in ts
+                   if hasattr(t, "element_size"))
+    total = nbytes(inputs) + nbytes(outputs)
+    if mode == "fwd" and c["layout"] == "litgpt" and not c["ret_v"]:
+        qkv = inputs[0]
+        total -= nbytes([qkv]) * c["G"] // (c["H"] + 2 * c["G"])
+    return total
+
+
 # ---------------------------------------------------------------- helpers
 def _rot(fd, x, shape, dt):
     d = shape[-1]

@@ -1,6 +1,7 @@
 #include "analysis/tensor_shape.h"
 
 #include "exceptions.h"
+#include "ir/expr.h"
 #include "ir/fusion.h"
 
 namespace nvfuser {
@@ -36,6 +37,19 @@ std::vector<int64_t> shapeWithoutOnes(const TensorView* tv) {
     }
   }
   return out;
+}
+
+bool replicatesInput(const Expr* e, const Val* in) {
+  if (e->type() == ExprType::Cat || e->type() == ExprType::Pad ||
+      !in->isTensor()) {
+    return false;
+  }
+  for (const Val* o : e->outputs()) {
+    if (o->isTensor() && numel(o->asTensor()) > numel(in->asTensor())) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace nvfuser

@@ -16,4 +16,10 @@ int64_t denseBytes(const TensorView* tv);
 // The sizes with every size-1 dim removed.
 std::vector<int64_t> shapeWithoutOnes(const TensorView* tv);
 
+// Whether `e` reads some element of its input `in` for more than one of its
+// output elements (a broadcast made real by expand, an implicit broadcast in
+// a binary op). Cat and pad place each input element once, however large
+// their output.
+bool replicatesInput(const Expr* e, const Val* in);
+
 }  // namespace nvfuser

@@ -1,12 +1,14 @@
 #include "codegen/pointwise_codegen.h"
 
 #include <algorithm>
+#include <map>
 
 #include "analysis/tensor_shape.h"
 #include "codegen/device_helpers.h"
 #include "codegen/op_emitter.h"
 #include "codegen/pointwise_generator.h"
 #include "exceptions.h"
+#include "scheduler/reduction_analysis.h"
 #include "scheduler/scheduler.h"
 
 namespace nvfuser {
@@ -191,9 +193,47 @@ Decision canGeneratePointwise(const Fusion& fusion) {
       return Decision::no("complex values");
     }
   }
+  // Reductions are looped over inside each thread: fine when the innermost
+  // dim is not reduced (accesses stay coalesced) and a reduced value is not
+  // recomputed for many elements of a larger output.
+  std::map<const Val*, int64_t> reducedBy;  // value -> largest reduction
   for (const Expr* e : fusion.exprs()) {
-    if (isReductionLike(e) || isMatmulLike(e)) {
+    if (isMatmulLike(e)) {
       return Decision::no(exprRef(e) + " is not pointwise");
+    }
+    int64_t inherited = 0;
+    for (const Val* in : e->inputs()) {
+      auto it = reducedBy.find(in);
+      if (it == reducedBy.end()) {
+        continue;
+      }
+      inherited = std::max(inherited, it->second);
+      if (replicatesInput(e, in) && it->second > kMaxRecomputedReduction) {
+        return Decision::no(exprRef(e) + " broadcasts a reduction of " +
+                            std::to_string(it->second) +
+                            " elements back (a normalization)");
+      }
+    }
+    if (isReductionLike(e)) {
+      const TensorView* in = e->input(0)->asTensor();
+      std::vector<int64_t> shape = concreteShape(in);
+      const auto* red = exprAs<ReductionOp>(e);
+      const auto& axes = red ? red->axes() : exprAs<VarMeanOp>(e)->axes();
+      if (innermostReduced(shape, axes)) {
+        return Decision::no(exprRef(e) +
+                            " reduces the innermost dim (a row reduction "
+                            "needs a block-cooperative kernel)");
+      }
+      int64_t n = 1;
+      for (int64_t a : axes) {
+        n *= shape[a];
+      }
+      inherited = std::max(inherited, n);
+    }
+    for (const Val* o : e->outputs()) {
+      if (inherited > 0) {
+        reducedBy[o] = inherited;
+      }
     }
   }
   return Decision::yes();

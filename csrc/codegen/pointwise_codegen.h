@@ -62,6 +62,12 @@ struct LaunchParams {
   int64_t block = 0;
 };
 
+// A broadcast-back of a reduced value recomputes the reduction for every
+// element it reaches; allowed only for reductions this small.
+constexpr int64_t kMaxRecomputedReduction = 32;
+
+// Pointwise ops, resize ops and reductions that do not reduce the innermost
+// dim (each thread loops over the reduced dims of its own elements).
 Decision canGeneratePointwise(const Fusion& fusion);
 // layouts: one per fusion input (ignored for scalars); empty means every
 // tensor input is dense and aligned.

@@ -161,21 +161,14 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
         lane = lane || i.lane;
       }
       Value var = declare(out, lane);
-      const std::string lanes = std::to_string(lanes_);
-      auto assign = [&](const Value& x, DataType from) {
-        std::string rhs = cast(x, from, out);
-        line(lane ? "#pragma unroll\n" + std::string(indent_, ' ') +
-                        "for (int u = 0; u < " + lanes + "; ++u) " + var.name +
-                        "[u] = " + rhs + ";"
-                  : var.name + " = " + rhs + ";");
-      };
       line("if (" + cond + ") {");
       indent_ += 2;
-      assign(branchValue(inTv, operandIndex(inTv, in)), inTv->dtype());
+      Value x = branchValue(inTv, operandIndex(inTv, in));
+      assign(var, cast(x, inTv->dtype(), out));
       indent_ -= 2;
       line("} else {");
       indent_ += 2;
-      assign(padValue, e->input(1)->dtype());
+      assign(var, cast(padValue, e->input(1)->dtype(), out));
       indent_ -= 2;
       line("}");
       return var;
@@ -188,7 +181,6 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
         lane = lane || i.lane;
       }
       Value var = declare(out, lane);
-      const std::string lanes = std::to_string(lanes_);
       int64_t offset = 0;
       for (size_t k = 0; k < n; ++k) {
         const TensorView* part = e->input(k)->asTensor();
@@ -208,11 +200,7 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
         }
         indent_ += 2;
         Value x = branchValue(part, operandIndex(part, in));
-        std::string rhs = cast(x, part->dtype(), out);
-        line(lane ? "#pragma unroll\n" + std::string(indent_, ' ') +
-                        "for (int u = 0; u < " + lanes + "; ++u) " + var.name +
-                        "[u] = " + rhs + ";"
-                  : var.name + " = " + rhs + ";");
+        assign(var, cast(x, part->dtype(), out));
         indent_ -= 2;
         offset += extent;
       }
@@ -233,6 +221,9 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
       return emit(out, idx[0].lane || start.lane || step.lane,
                   castExpr(t, out, r));
     }
+    case ExprType::Reduction:
+    case ExprType::VarMean:
+      return reduce(e, v, idx);
     default:
       NVF_THROW(NotImplemented, "pointwise codegen cannot generate ",
                 exprRef(e));

@@ -175,6 +175,17 @@ Value PointwiseKernelGenerator::valueAt(const Val* v, const Index& idx) {
   return var;
 }
 
+void PointwiseKernelGenerator::assign(const Value& var,
+                                      const std::string& rhs) {
+  if (!var.lane) {
+    line(var.name + " = " + rhs + ";");
+    return;
+  }
+  line("#pragma unroll");
+  line("for (int u = 0; u < " + std::to_string(lanes_) + "; ++u) " + var.name +
+       "[u] = " + rhs + ";");
+}
+
 // A value computed inside a branch: its own cache scope, so nothing computed
 // under the branch's condition is reused outside it.
 Value PointwiseKernelGenerator::branchValue(const Val* v, const Index& idx) {

@@ -83,6 +83,17 @@ class PointwiseKernelGenerator {
   std::string emitIndex(const std::string& expr);
   Value load(const TensorView* tv, const Index& idx);
   Value branchValue(const Val* v, const Index& idx);
+  // var (or, per lane, var[u]) = rhs, where rhs is written for lane u.
+  void assign(const Value& var, const std::string& rhs);
+  // A reduction (or var_mean) at an output index: a loop over the reduced
+  // dims inside the thread (pointwise_reduction.cpp).
+  Value reduce(const Expr* e, const Val* v, const Index& idx);
+  // Opens one loop per reduced dim of `in` and returns the input's index
+  // inside them; closeReductionLoops closes them.
+  Index openReductionLoops(const TensorView* in,
+                           const std::vector<int64_t>& axes, const Index& idx);
+  void closeReductionLoops(const TensorView* in,
+                           const std::vector<int64_t>& axes);
   Index reshapeIndex(const std::vector<int64_t>& outShape,
                      const std::vector<int64_t>& inShape, const Index& idx);
   Ix linearize(const std::vector<int64_t>& shape, const Index& idx,

@@ -47,14 +47,18 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
     const SegmentedGroup& g = segmented_->groups()[i];
     segments_.push_back(extractSegment(g));
     std::unique_ptr<PointwiseKernel> kernel;
-    if (g.scheduler == SchedulerType::PointWise) {
+    if (g.scheduler == SchedulerType::PointWise ||
+        g.scheduler == SchedulerType::Reduction) {
       Decision d = canGeneratePointwise(*segments_.back().fusion);
       if (d) {
         try {
           kernel = std::make_unique<PointwiseKernel>(
               *segments_.back().fusion,
-              "nvfuser_pointwise_g" + std::to_string(g.id), codegen,
-              predictedLayouts(complete, segments_.back(), args));
+              std::string(g.scheduler == SchedulerType::PointWise
+                              ? "nvfuser_pointwise_g"
+                              : "nvfuser_reduction_g") +
+                  std::to_string(g.id),
+              codegen, predictedLayouts(complete, segments_.back(), args));
         } catch (const Error& e) {
           if (e.kind() != ErrorKind::NotImplemented) {
             throw;

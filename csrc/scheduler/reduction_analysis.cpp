@@ -1,5 +1,6 @@
 #include "scheduler/reduction_analysis.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "analysis/tensor_shape.h"
@@ -42,16 +43,28 @@ bool innermostAxes(const std::vector<int64_t>& shape,
 }
 }  // namespace
 
+bool innermostReduced(const std::vector<int64_t>& shape,
+                      const std::vector<int64_t>& axes) {
+  int64_t inner = static_cast<int64_t>(shape.size()) - 1;
+  while (inner >= 0 && shape[inner] == 1) {
+    --inner;
+  }
+  return inner >= 0 && std::find(axes.begin(), axes.end(), inner) != axes.end();
+}
+
 Decision analyzeReductions(const SegmentView& view, ReductionInfo* info) {
   std::unordered_set<const Val*> dependsOnReduction;
-  int64_t reducedNumel = 0;
   for (const Expr* e : view.exprs()) {
     if (isMatmulLike(e)) {
       return Decision::no("reduction schedulers cannot take " + exprRef(e));
     }
     bool fromReduction = false;
+    bool replicates = false;
     for (const Val* in : e->inputs()) {
-      fromReduction = fromReduction || dependsOnReduction.count(in) > 0;
+      if (dependsOnReduction.count(in) > 0) {
+        fromReduction = true;
+        replicates = replicates || replicatesInput(e, in);
+      }
     }
     if (isReductionLike(e)) {
       if (fromReduction) {
@@ -62,11 +75,17 @@ Decision analyzeReductions(const SegmentView& view, ReductionInfo* info) {
       if (info->reductions.empty()) {
         info->inputShape = shape;
         info->axes = axesOf(e);
-        reducedNumel = numel(e->out());
       } else if (shape != info->inputShape || axesOf(e) != info->axes) {
-        return Decision::no("reductions with different signatures: " +
-                            exprRef(info->reductions[0]) + " and " +
-                            exprRef(e));
+        // Generated kernels loop over each reduction's own dims inside the
+        // thread, so signatures may differ as long as no reduction is a
+        // row reduction (those need one block-cooperative layout).
+        if (innermostReduced(shape, axesOf(e)) ||
+            innermostReduced(info->inputShape, info->axes)) {
+          return Decision::no("reductions with different signatures: " +
+                              exprRef(info->reductions[0]) + " and " +
+                              exprRef(e));
+        }
+        info->mixedSignatures = true;
       }
       info->reductions.push_back(e);
       for (const Val* o : e->outputs()) {
@@ -77,11 +96,9 @@ Decision analyzeReductions(const SegmentView& view, ReductionInfo* info) {
     if (!fromReduction) {
       continue;
     }
+    info->broadcastsBack = info->broadcastsBack || replicates;
     for (const Val* o : e->outputs()) {
       dependsOnReduction.insert(o);
-      if (o->isTensor() && numel(o->asTensor()) > reducedNumel) {
-        info->broadcastsBack = true;
-      }
     }
   }
   if (info->reductions.empty()) {

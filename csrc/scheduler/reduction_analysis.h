@@ -18,7 +18,13 @@ struct ReductionInfo {
   bool broadcastsBack = false;
   // The reduced axes are the innermost non-size-1 dims.
   bool innermost = false;
+  // Reductions of different inputs or axes (none of them a row reduction).
+  bool mixedSignatures = false;
 };
+
+// Whether the innermost non-size-1 dim of `shape` is among `axes`.
+bool innermostReduced(const std::vector<int64_t>& shape,
+                      const std::vector<int64_t>& axes);
 
 // Fails when there is no reduction, a matmul, or reductions with different
 // signatures (input sizes or axes).

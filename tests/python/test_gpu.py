@@ -165,3 +165,62 @@ def test_horizontal_kernel_with_two_loop_domains():
     torch.testing.assert_close(oq, (q.float() * c.float()).bfloat16())
     torch.testing.assert_close(ok, k * c.float())
     assert "family 1" in fd.last_cuda_code()[0]
+
+
+REDUCTIONS = {"sum": torch.sum, "max": torch.amax, "min": torch.amin,
+              "prod": torch.prod, "mean": torch.mean}
+
+
+@pytest.mark.parametrize("op", sorted(REDUCTIONS))
+@pytest.mark.parametrize("dims", [(0,), (1,), (0, 1), (2,)])
+@pytest.mark.parametrize("dtype", [DataType.BFloat16, DataType.Float])
+def test_reduction_kernels(op, dims, dtype):
+    x = torch.rand(6, 5, 64, device="cuda", dtype=TORCH[dtype]) + 0.5
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        fd.add_output(getattr(fd.ops, op)(t, list(dims)))
+    out = fd.execute([x])[0]
+    ref = REDUCTIONS[op](x.float() if dtype == DataType.BFloat16 else x,
+                         dims)
+    torch.testing.assert_close(out.float(), ref.float(), rtol=2e-2,
+                               atol=1e-3)
+    seg = fd.last_segmentation()
+    # Only a reduction of the innermost dim still runs through ATen.
+    assert (len(fd.last_cuda_code()) == 1) == (2 not in dims), seg["text"]
+
+
+def test_var_mean_noncontiguous_empty_and_size_one():
+    x = torch.randn(64, 48, 32, device="cuda").transpose(0, 1)  # [48, 64, 32]
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[48, 64, 32], contiguity=[False] * 3)
+        var, mean = fd.ops.var_mean(t, [0, 1], correction=1)
+        fd.add_output(var)
+        fd.add_output(mean)
+    var, mean = fd.execute([x])
+    rv, rm = torch.var_mean(x, (0, 1), correction=1)
+    torch.testing.assert_close(var, rv, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(mean, rm, rtol=1e-4, atol=1e-5)
+    assert len(fd.last_cuda_code()) == 1
+    for shape in ([0, 8], [1, 8]):
+        y = torch.randn(*shape, device="cuda")
+        with FusionDefinition() as fd:
+            t = fd.from_pytorch(y)
+            fd.add_output(fd.ops.sum(t, [0]))
+        torch.testing.assert_close(fd.execute([y])[0], y.sum(0))
+
+
+@pytest.mark.parametrize("name", ["llama_3_8b_litgpt", "qwen2_5_7b_hf",
+                                  "mistral_nemo_hf", "partial_rotary"])
+def test_rope_backward_kernels_match_autograd(name):
+    import variants as rv
+    cfg = rv.small(name, T=32)
+    with FusionDefinition() as fd:
+        rv.define_backward(fd, cfg, DataType.Float)
+    fwd = rv.forward_inputs(cfg, DataType.Float)
+    inputs = rv.backward_inputs(cfg, DataType.Float, fwd=fwd)
+    outs = fd.execute([t.cuda() if isinstance(t, torch.Tensor) else t
+                       for t in inputs])
+    seg = fd.last_segmentation()
+    assert len(fd.last_cuda_code()) == len(seg["groups"]) <= 2
+    for o, e in zip(outs, rv.autograd_backward(cfg, inputs, fwd)):
+        torch.testing.assert_close(o.double().cpu(), e, rtol=1e-4, atol=1e-4)
