@@ -136,9 +136,10 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
     for (size_t o : fam.outputs) {
       maxOutBytes = std::max(maxOutBytes, bytesOf(ks.outputs[o]->dtype()));
     }
-    // Up to 16 bytes per output store and 32 per input load.
+    // 16 bytes per output store; an input load of wider elements takes up
+    // to four 16-byte chunks (int64 position ids next to bf16 outputs).
     int64_t v = options_.vectorize
-                    ? std::min<int64_t>(16 / maxOutBytes, 32 / maxInBytes)
+                    ? std::min<int64_t>(16 / maxOutBytes, 64 / maxInBytes)
                     : 1;
     const int64_t inner = fam.loop.empty() ? 1 : fam.loop.back();
     while (v > 1 && inner % v != 0) {
