@@ -250,13 +250,13 @@ KernelSource generatePointwiseKernel(const Fusion& fusion,
       .generate(name);
 }
 
-LaunchParams computeLaunchParams(const KernelSource& kernel, int smCount) {
-  // 128 threads per block and at most 16 blocks per multiprocessor (2048
-  // resident threads); the grid-stride loop covers the rest.
+LaunchParams computeLaunchParams(const KernelSource& kernel, int smCount,
+                                 int blocksPerSm) {
   LaunchParams p;
-  p.block = 128;
-  const int64_t maxGrid = std::max<int64_t>(int64_t(smCount) * 16, 1);
-  p.grid = std::min((kernel.slots + p.block - 1) / p.block, maxGrid);
+  p.block = kThreadsPerBlock;
+  const int64_t wave =
+      std::max<int64_t>(int64_t(smCount) * std::max(blocksPerSm, 1), 1);
+  p.grid = std::min((kernel.slots + p.block - 1) / p.block, wave);
   return p;
 }
 

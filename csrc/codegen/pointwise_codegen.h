@@ -75,7 +75,11 @@ KernelSource generatePointwiseKernel(const Fusion& fusion,
                                      const std::string& name,
                                      const std::vector<TensorLayout>& layouts,
                                      PointwiseCodegenOptions options = {});
-// Grid and block for a kernel on a device with `smCount` multiprocessors.
-LaunchParams computeLaunchParams(const KernelSource& kernel, int smCount);
+constexpr int64_t kThreadsPerBlock = 128;
+// Grid and block for a kernel on a device with `smCount` multiprocessors,
+// each holding `blocksPerSm` of its blocks at once: one full wave (the
+// grid-stride loop covers the rest), so no partial last wave idles SMs.
+LaunchParams computeLaunchParams(const KernelSource& kernel, int smCount,
+                                 int blocksPerSm);
 
 }  // namespace nvfuser

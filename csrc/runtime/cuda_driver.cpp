@@ -30,6 +30,8 @@ CudaDriver::CudaDriver() {
   bind(handle_, "cuModuleGetFunction", cuModuleGetFunction_);
   bind(handle_, "cuLaunchKernel", cuLaunchKernel_);
   bind(handle_, "cuGetErrorString", cuGetErrorString_);
+  bind(handle_, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+       cuOccupancyMaxActiveBlocksPerMultiprocessor_);
   check(cuInit_(0), "cuInit");
 }
 
@@ -91,6 +93,13 @@ std::string CudaDriver::archOf(int device) {
             &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
         "cuDeviceGetAttribute");
   return "sm_" + std::to_string(major * 10 + minor);
+}
+
+int CudaDriver::residentBlocks(CUfunction f, int block) {
+  int n = 0;
+  check(cuOccupancyMaxActiveBlocksPerMultiprocessor_(&n, f, block, 0),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  return n;
 }
 
 int CudaDriver::multiprocessorCount(int device) {

@@ -24,6 +24,8 @@ class CudaDriver {
   // "sm_90" for the device.
   std::string archOf(int device);
   int multiprocessorCount(int device);
+  // Blocks of `block` threads of f that fit on one multiprocessor at once.
+  int residentBlocks(CUfunction f, int block);
   CUfunction loadFunction(const std::vector<char>& cubin,
                           const std::string& name);
   void launch(CUfunction f, unsigned grid, unsigned block, CUstream stream,
@@ -50,6 +52,9 @@ class CudaDriver {
                               unsigned, unsigned, unsigned, unsigned, CUstream,
                               void**, void**) = nullptr;
   CUresult (*cuGetErrorString_)(CUresult, const char**) = nullptr;
+  CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor_)(int*, CUfunction,
+                                                           int,
+                                                           size_t) = nullptr;
 };
 
 }  // namespace nvfuser

@@ -100,6 +100,8 @@ CUfunction PointwiseKernel::functionFor(Variant& v, int device,
   CompiledKernel k = compileWithNvrtc(src.code, src.name, arch);
   CUfunction f = driver.loadFunction(k.cubin, src.name);
   v.functions[device] = f;
+  v.residentBlocks[device] =
+      driver.residentBlocks(f, static_cast<int>(kThreadsPerBlock));
   return f;
 }
 
@@ -147,7 +149,8 @@ std::vector<at::Tensor> PointwiseKernel::run(
   if (src.slots == 0) {
     return outputs;
   }
-  LaunchParams lp = computeLaunchParams(src, driver.multiprocessorCount(index));
+  LaunchParams lp = computeLaunchParams(src, driver.multiprocessorCount(index),
+                                        variant.residentBlocks.at(index));
   if (options.dump("launch_param")) {
     std::cout << "Launch " << src.name << ": grid " << lp.grid << ", block "
               << lp.block << ", slots " << src.slots;

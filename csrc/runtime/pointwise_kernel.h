@@ -41,6 +41,7 @@ class PointwiseKernel {
   struct Variant {
     KernelSource source;
     std::map<int, CUfunction> functions;  // per device
+    std::map<int, int> residentBlocks;    // per device, per SM
   };
   Variant& variantFor(const std::vector<TensorLayout>& layouts);
   CUfunction functionFor(Variant& v, int device, const Options& options);

@@ -165,9 +165,13 @@ TEST(VectorizeTest, HorizontalKernelHasOneFamilyPerLoopDomain) {
   EXPECT_EQ(ks.slots, 2 * 8 * 64 / 8 + 2 * 2 * 64 / 4);
   EXPECT_NE(ks.code.find("} else if (slot < " + std::to_string(ks.slots)),
             std::string::npos);
-  LaunchParams lp = computeLaunchParams(ks, 132);
+  LaunchParams lp = computeLaunchParams(ks, 132, 12);
   EXPECT_EQ(lp.block, 128);
-  EXPECT_EQ(lp.grid, (ks.slots + 127) / 128);
+  EXPECT_EQ(lp.grid, (ks.slots + 127) / 128);  // fewer slots than a wave
+  // Large kernels get exactly one full wave.
+  KernelSource big = ks;
+  big.slots = int64_t(1) << 30;
+  EXPECT_EQ(computeLaunchParams(big, 132, 12).grid, 132 * 12);
 }
 
 }  // namespace nvfuser
