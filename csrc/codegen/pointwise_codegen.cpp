@@ -54,6 +54,14 @@ std::string PointwiseKernelGenerator::familyBody(const OutputFamily& family,
     }
     Value x = valueAt(tv, idx);
     const std::string out = "out" + std::to_string(o);
+    if (split_ > 1) {  // partial sums of one chunk of the reduced rows
+      line(x.lane
+               ? "#pragma unroll\n" + std::string(indent_, ' ') +
+                     "for (int u = 0; u < " + std::to_string(v) +
+                     "; ++u) atomicAdd(" + out + " + i + u, " + x.name + "[u]);"
+               : "atomicAdd(" + out + " + i, " + x.name + ");");
+      continue;
+    }
     if (v == 1) {
       line(out + "[i] = " + x.name + ";");
       continue;
@@ -129,6 +137,12 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
   indexType_ = maxNumel < (int64_t(1) << 31) - 1024 && !options_.forceInt64Index
                    ? "unsigned"
                    : "int64_t";
+  RowReductionPlan plan;
+  Decision rows = planRowReduction(fusion_, &plan);
+  NVF_CHECK_KIND(rows.ok(), NotImplemented, "row reduction: ", rows.reason());
+  if (plan.active) {
+    return generateRows(std::move(ks), plan, params.str(), maxInBytes);
+  }
   std::ostringstream loopBody;
   for (size_t f = 0; f < ks.families.size(); ++f) {
     OutputFamily& fam = ks.families[f];
@@ -156,8 +170,13 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
     }
     fam.vectorWidth = v;
     fam.slots = fam.numel / v;
+    split_ = splitFactor(fam);
+    if (split_ > 1) {
+      body = familyBody(fam, v);  // the same proof, chunked loops
+      ks.zeroOutputs = true;
+    }
     const std::string begin = std::to_string(ks.slots);
-    ks.slots += fam.slots;
+    ks.slots += fam.slots * split_;
     const std::string end = std::to_string(ks.slots);
     if (ks.families.size() > 1) {
       loopBody << "    " << (f == 0 ? "if" : "} else if") << " (slot < " << end
@@ -166,10 +185,18 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
     } else {
       loopBody << "    {\n";
     }
-    loopBody << "      " << indexType_
-             << " i = " << (f == 0 ? "slot" : "(slot - " + begin + ")") << " * "
-             << v << ";\n"
-             << body;
+    if (split_ > 1) {
+      loopBody << "      " << indexType_ << " c = slot / " << fam.slots
+               << ";  // chunk of " << splitChunk_ << " reduced rows\n"
+               << "      " << indexType_ << " i = (slot % " << fam.slots
+               << ") * " << v << ";\n"
+               << body;
+    } else {
+      loopBody << "      " << indexType_
+               << " i = " << (f == 0 ? "slot" : "(slot - " + begin + ")")
+               << " * " << v << ";\n"
+               << body;
+    }
   }
   loopBody << "    }\n";
   std::ostringstream code;
@@ -183,6 +210,87 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
   return ks;
 }
 
+// A kernel whose only output is one floating-point sum, with too few
+// output vectors to fill the GPU, splits its outermost reduced dim into
+// chunks: one thread per (chunk, vector), partial sums added atomically to
+// a zeroed output (the summation order then varies from run to run).
+int64_t PointwiseKernelGenerator::splitFactor(const OutputFamily& fam) {
+  if (fusion_.outputs().size() != 1) {
+    return 1;
+  }
+  const Val* out = fusion_.outputs()[0];
+  const auto* red = exprAs<ReductionOp>(out->definition());
+  int64_t reductions = 0;
+  for (const Expr* e : fusion_.exprs()) {
+    reductions += isReductionLike(e) ? 1 : 0;
+  }
+  if (red == nullptr || red->op() != ReductionOpType::Sum || reductions != 1 ||
+      (out->dtype() != DataType::Float && out->dtype() != DataType::Double)) {
+    return 1;
+  }
+  std::vector<int64_t> shape = concreteShape(red->input(0)->asTensor());
+  int64_t rows = 1;
+  for (int64_t a : red->axes()) {
+    if (shape[a] != 1) {
+      rows = shape[a];
+      break;
+    }
+  }
+  const int64_t wanted = kSplitThreads / std::max<int64_t>(fam.slots, 1);
+  const int64_t factor = std::min(wanted, rows / 32);
+  if (factor < 2) {
+    return 1;
+  }
+  splitChunk_ = (rows + factor - 1) / factor;
+  return (rows + splitChunk_ - 1) / splitChunk_;
+}
+
+KernelSource PointwiseKernelGenerator::generateRows(
+    KernelSource ks, const RowReductionPlan& plan, const std::string& params,
+    int64_t maxInBytes) {
+  int64_t maxOutBytes = 1;
+  for (const TensorView* o : ks.outputs) {
+    maxOutBytes = std::max(maxOutBytes, bytesOf(o->dtype()));
+  }
+  int64_t v = options_.vectorize
+                  ? std::min<int64_t>(16 / maxOutBytes, 64 / maxInBytes)
+                  : 1;
+  while (v > 1 && plan.inner.back() % v != 0) {
+    v /= 2;
+  }
+  std::string body;
+  for (;; v /= 2) {
+    try {
+      body = rowBody(plan, v);
+      break;
+    } catch (const NotVectorizable&) {
+      NVF_ASSERT(v > 1, "a scalar kernel needs no proof");
+    }
+  }
+  for (OutputFamily& fam : ks.families) {
+    fam.vectorWidth = v;
+    fam.slots = plan.numRows;
+  }
+  ks.rowReduction = true;
+  ks.slots = plan.numRows;
+  // Enough threads for one vector each, 32 to 512.
+  ks.block = 32;
+  while (ks.block < 512 && ks.block * v < plan.rowLength) {
+    ks.block *= 2;
+  }
+  std::ostringstream code;
+  code << deviceHelpersSource() << "\nextern \"C\" __global__ void " << ks.name
+       << "(" << params << ") {\n"
+       << "  __shared__ double nvf_smem[32];\n"
+       << "  // one block per row of " << plan.rowLength << " elements, " << v
+       << " lane(s) per thread\n"
+       << "  for (" << indexType_ << " row = blockIdx.x; row < " << plan.numRows
+       << "; row += gridDim.x) {\n"
+       << body << "  }\n}\n";
+  ks.code = code.str();
+  return ks;
+}
+
 }  // namespace pointwise_detail
 
 Decision canGeneratePointwise(const Fusion& fusion) {
@@ -192,6 +300,21 @@ Decision canGeneratePointwise(const Fusion& fusion) {
   for (const Val* v : fusion.vals()) {
     if (isComplexType(v->dtype())) {
       return Decision::no("complex values");
+    }
+  }
+  {
+    pointwise_detail::RowReductionPlan plan;
+    Decision rows = pointwise_detail::planRowReduction(fusion, &plan);
+    if (!rows) {
+      return rows;
+    }
+    if (plan.active) {
+      for (const Expr* e : fusion.exprs()) {
+        if (isMatmulLike(e)) {
+          return Decision::no(exprRef(e) + " is not pointwise");
+        }
+      }
+      return Decision::yes();
     }
   }
   // Reductions are looped over inside each thread: fine when the innermost
@@ -253,10 +376,12 @@ KernelSource generatePointwiseKernel(const Fusion& fusion,
 LaunchParams computeLaunchParams(const KernelSource& kernel, int smCount,
                                  int blocksPerSm) {
   LaunchParams p;
-  p.block = kThreadsPerBlock;
+  p.block = kernel.block;
   const int64_t wave =
       std::max<int64_t>(int64_t(smCount) * std::max(blocksPerSm, 1), 1);
-  p.grid = std::min((kernel.slots + p.block - 1) / p.block, wave);
+  // A row kernel needs a block per row; a pointwise one a thread per slot.
+  const int64_t perBlock = kernel.rowReduction ? 1 : p.block;
+  p.grid = std::min((kernel.slots + perBlock - 1) / perBlock, wave);
   return p;
 }
 

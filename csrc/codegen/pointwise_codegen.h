@@ -41,7 +41,13 @@ struct KernelSource {
   std::string name;
   std::string code;  // complete translation unit for NVRTC
   std::vector<OutputFamily> families;
-  int64_t slots = 0;  // over all families
+  int64_t slots = 0;    // over all families (rows, for a row reduction)
+  int64_t block = 128;  // threads per block
+  // One block per row, reducing cooperatively (reductions of the innermost
+  // dims: row sums, softmax, norms).
+  bool rowReduction = false;
+  // Outputs start at zero and are accumulated atomically (a split sum).
+  bool zeroOutputs = false;
   // Kernel parameters, in order: one per fusion input (tensors as a data
   // pointer, scalars by value), then one pointer per fusion output (dense,
   // row-major, 16-byte aligned).
@@ -75,7 +81,6 @@ KernelSource generatePointwiseKernel(const Fusion& fusion,
                                      const std::string& name,
                                      const std::vector<TensorLayout>& layouts,
                                      PointwiseCodegenOptions options = {});
-constexpr int64_t kThreadsPerBlock = 128;
 // Grid and block for a kernel on a device with `smCount` multiprocessors,
 // each holding `blocksPerSm` of its blocks at once: one full wave (the
 // grid-stride loop covers the rest), so no partial last wave idles SMs.

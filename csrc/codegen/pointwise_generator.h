@@ -63,6 +63,28 @@ inline int64_t bytesOf(DataType t) {
   }
 }
 
+// Reduction helpers shared by the serial and the row strategies
+// (pointwise_reduction.cpp).
+DataType accumulatorType(DataType out, DataType in);
+std::string identity(ReductionOpType op, DataType t);
+std::string combine(ReductionOpType op, const std::string& acc,
+                    const std::string& x);
+const std::vector<int64_t>& reductionAxes(const Expr* e);
+
+// Row strategy: every reduction reduces the same trailing dims (`inner`)
+// of inputs whose other dims are `rows`; one block per row reduces
+// cooperatively, then writes every output of that row.
+struct RowReductionPlan {
+  bool active = false;
+  std::vector<int64_t> rows;   // non-size-1 kept dims
+  std::vector<int64_t> inner;  // non-size-1 reduced dims
+  int64_t numRows = 1;
+  int64_t rowLength = 1;
+};
+// Not active when no reduction reduces the innermost dim; fails when the
+// reductions or outputs do not fit one row layout.
+Decision planRowReduction(const Fusion& fusion, RowReductionPlan* plan);
+
 class PointwiseKernelGenerator {
  public:
   PointwiseKernelGenerator(const Fusion& f,
@@ -72,7 +94,27 @@ class PointwiseKernelGenerator {
   KernelSource generate(const std::string& name);
 
  private:
+  KernelSource generateRows(KernelSource ks, const RowReductionPlan& plan,
+                            const std::string& params, int64_t maxInBytes);
+  // Chunks of the reduced rows for a lone sum with few outputs (1: none);
+  // sets splitChunk_.
+  int64_t splitFactor(const OutputFamily& fam);
+  // Threads a split reduction aims for (about 8 per core of an H200).
+  static constexpr int64_t kSplitThreads = 132 * 1024;
+
   std::string familyBody(const OutputFamily& family, int64_t v);
+  // The per-row loop body of a row-reduction kernel with v lanes
+  // (pointwise_row_reduction.cpp).
+  std::string rowBody(const RowReductionPlan& plan, int64_t v);
+  // Block-cooperative reduction of `e` over the current row; caches its
+  // output(s) at the row index.
+  void rowReduce(const Expr* e, const RowReductionPlan& plan);
+  // Opens the loop over this thread's vectors of the row; returns the inner
+  // indices (the last one a lane term).
+  Index openRowLoop(const RowReductionPlan& plan);
+  void closeRowLoop();
+  // The index of a tensor whose non-size-1 dims are rows (+ inner).
+  Index rowIndex(const TensorView* tv, const Index& inner) const;
   Value valueAt(const Val* v, const Index& idx);
   Value compute(const Expr* e, const Val* v, const Index& idx);
   Value scalar(const Val* v);
@@ -127,6 +169,9 @@ class PointwiseKernelGenerator {
   std::vector<std::map<std::string, Value>> scopes_;
   std::map<const Val*, std::string> paramName_;
   std::map<const Val*, size_t> inputIndex_;
+  Index rowIdx_;            // the current row's indices (row strategy)
+  int64_t split_ = 1;       // chunks of the outermost reduced dim
+  int64_t splitChunk_ = 0;  // reduced rows per chunk
 };
 
 }  // namespace pointwise_detail

@@ -13,7 +13,6 @@
 namespace nvfuser {
 namespace pointwise_detail {
 
-namespace {
 // The type a reduction accumulates in.
 DataType accumulatorType(DataType out, DataType in) {
   if (isIntegralType(out)) {
@@ -67,6 +66,7 @@ std::string combine(ReductionOpType op, const std::string& acc,
   return acc;
 }
 
+namespace {
 int64_t reducedCount(const std::vector<int64_t>& shape,
                      const std::vector<int64_t>& axes) {
   int64_t n = 1;
@@ -84,6 +84,10 @@ Index PointwiseKernelGenerator::openReductionLoops(
   for (int64_t a : axes) {
     reduced[a] = true;
   }
+  size_t firstReduced = shape.size();
+  for (size_t d = 0; d < shape.size() && firstReduced == shape.size(); ++d) {
+    firstReduced = reduced[d] && shape[d] != 1 ? d : firstReduced;
+  }
   Index inIdx;
   size_t next = 0;
   for (size_t d = 0; d < shape.size(); ++d) {
@@ -96,8 +100,16 @@ Index PointwiseKernelGenerator::openReductionLoops(
       continue;
     }
     std::string r = "r" + std::to_string(counter_++);
-    line("for (" + indexType_ + " " + r + " = 0; " + r + " < " +
-         std::to_string(shape[d]) + "; ++" + r + ") {");
+    std::string begin = "0";
+    std::string end = std::to_string(shape[d]);
+    if (split_ > 1 && d == firstReduced) {  // this thread's chunk only
+      const std::string chunk = std::to_string(splitChunk_);
+      begin = "c * " + chunk;
+      end = "((c + 1) * " + chunk + " < " + end + " ? (c + 1) * " + chunk +
+            " : " + end + ")";
+    }
+    line("for (" + indexType_ + " " + r + " = " + begin + "; " + r + " < " +
+         end + "; ++" + r + ") {");
     indent_ += 2;
     inIdx.push_back(Ix{r, false});
   }

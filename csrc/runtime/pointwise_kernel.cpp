@@ -101,7 +101,7 @@ CUfunction PointwiseKernel::functionFor(Variant& v, int device,
   CUfunction f = driver.loadFunction(k.cubin, src.name);
   v.functions[device] = f;
   v.residentBlocks[device] =
-      driver.residentBlocks(f, static_cast<int>(kThreadsPerBlock));
+      driver.residentBlocks(f, static_cast<int>(src.block));
   return f;
 }
 
@@ -141,9 +141,10 @@ std::vector<at::Tensor> PointwiseKernel::run(
   CUfunction f = functionFor(variant, index, options);
   std::vector<at::Tensor> outputs;
   for (const TensorView* o : src.outputs) {
-    outputs.push_back(at::empty(
-        concreteShape(o),
-        at::TensorOptions().dtype(toAtenType(o->dtype())).device(device)));
+    auto opts =
+        at::TensorOptions().dtype(toAtenType(o->dtype())).device(device);
+    outputs.push_back(src.zeroOutputs ? at::zeros(concreteShape(o), opts)
+                                      : at::empty(concreteShape(o), opts));
     params.push_back(bytesOf(outputs.back().data_ptr()));
   }
   if (src.slots == 0) {

@@ -48,15 +48,14 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
     segments_.push_back(extractSegment(g));
     std::unique_ptr<PointwiseKernel> kernel;
     if (g.scheduler == SchedulerType::PointWise ||
-        g.scheduler == SchedulerType::Reduction) {
+        g.scheduler == SchedulerType::Reduction ||
+        g.scheduler == SchedulerType::InnerPersistent) {
       Decision d = canGeneratePointwise(*segments_.back().fusion);
       if (d) {
         try {
           kernel = std::make_unique<PointwiseKernel>(
               *segments_.back().fusion,
-              std::string(g.scheduler == SchedulerType::PointWise
-                              ? "nvfuser_pointwise_g"
-                              : "nvfuser_reduction_g") +
+              "nvfuser_" + std::string(toString(g.scheduler)) + "_g" +
                   std::to_string(g.id),
               codegen, predictedLayouts(complete, segments_.back(), args));
         } catch (const Error& e) {

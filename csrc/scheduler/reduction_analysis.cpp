@@ -67,11 +67,15 @@ Decision analyzeReductions(const SegmentView& view, ReductionInfo* info) {
       }
     }
     if (isReductionLike(e)) {
-      if (fromReduction) {
-        return Decision::no(exprRef(e) + " reduces a reduced value");
-      }
       const TensorView* in = e->input(0)->asTensor();
       std::vector<int64_t> shape = concreteShape(in);
+      // A reduction of a value computed from an earlier reduction of the
+      // same rows (softmax's sum after its max) is another pass over the
+      // row; any other chain of reductions is not one kernel.
+      if (fromReduction &&
+          (shape != info->inputShape || axesOf(e) != info->axes)) {
+        return Decision::no(exprRef(e) + " reduces a reduced value");
+      }
       if (info->reductions.empty()) {
         info->inputShape = shape;
         info->axes = axesOf(e);

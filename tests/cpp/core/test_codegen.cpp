@@ -147,11 +147,14 @@ TEST(CodegenTest, ReducedFloatComparisonsCompile) {
   EXPECT_EQ(compileAll(f).size(), 1u);  // two branches, one kernel
 }
 
-TEST(CodegenTest, ReductionIsNotPointwise) {
+TEST(CodegenTest, MatmulIsNotGenerated) {
   Fusion f;
   TensorView* a = defineTensor(f, {4, 8}, DataType::Float);
-  f.addOutput(reduction(ReductionOpType::Sum, a, {1}, false));
-  EXPECT_FALSE(canGeneratePointwise(f).ok());
+  TensorView* b = defineTensor(f, {8, 4}, DataType::Float);
+  f.addOutput(matmul(a, b));
+  Decision d = canGeneratePointwise(f);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.reason().find("is not pointwise"), std::string::npos);
 }
 
 TEST(CodegenTest, NvrtcErrorsAreReported) {

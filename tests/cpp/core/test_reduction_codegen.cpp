@@ -69,13 +69,82 @@ TEST(ReductionCodegenTest, VarMeanIsTwoPass) {
   EXPECT_NE(ks.code.find("/ (float)31"), std::string::npos);
 }
 
-TEST(ReductionCodegenTest, RowReductionIsNotGenerated) {
+TEST(ReductionCodegenTest, RowReductionUsesOneBlockPerRow) {
   Fusion f;
-  TensorView* x = defineTensor(f, {16, 256}, DataType::Float);
+  TensorView* x = defineTensor(f, {16, 4096}, DataType::BFloat16);
   f.addOutput(reduction(ReductionOpType::Sum, x, {1}, false));
+  KernelSource ks = compile(f);
+  EXPECT_TRUE(ks.rowReduction);
+  EXPECT_EQ(ks.slots, 16);
+  EXPECT_EQ(ks.block, 512);                            // 4096 / 8 lanes
+  EXPECT_EQ(count(ks.code, "nvf_block_reduce("), 2u);  // helper + one use
+  LaunchParams lp = computeLaunchParams(ks, 132, 4);
+  EXPECT_EQ(lp.grid, 16);
+  EXPECT_EQ(lp.block, 512);
+}
+
+// softmax, RMS norm and layer norm: reductions broadcast back over the row.
+TEST(ReductionCodegenTest, NormalizationsAreRowKernels) {
+  const int64_t R = 8, K = 1024;
+  auto full = [&](TensorView* t) {
+    return expand(broadcast(t, {false, true}), {R, K});
+  };
+  Fusion softmax;
+  {
+    TensorView* x = defineTensor(softmax, {R, K}, DataType::BFloat16);
+    TensorView* xf = castOp(x, DataType::Float)->asTensor();
+    TensorView* m = reduction(ReductionOpType::Max, xf, {1}, false);
+    TensorView* e =
+        unaryOp(UnaryOpType::Exp, binaryOp(BinaryOpType::Sub, xf, full(m)))
+            ->asTensor();
+    TensorView* s = reduction(ReductionOpType::Sum, e, {1}, false);
+    softmax.addOutput(
+        castOp(binaryOp(BinaryOpType::Div, e, full(s)), DataType::BFloat16));
+  }
+  KernelSource ks = compile(softmax);
+  EXPECT_TRUE(ks.rowReduction);
+  EXPECT_EQ(count(ks.code, "nvf_block_reduce("), 3u);  // max, sum
+  EXPECT_EQ(count(ks.code, "; ++r"), 0u);  // no serial reduction loop
+  Fusion layerNorm;
+  {
+    TensorView* x = defineTensor(layerNorm, {R, K}, DataType::BFloat16);
+    auto [var, mean] = varMean(x, {1}, 0, false);
+    TensorView* centred =
+        binaryOp(BinaryOpType::Sub, x, full(mean))->asTensor();
+    TensorView* inv = unaryOp(UnaryOpType::Rsqrt, var)->asTensor();
+    layerNorm.addOutput(castOp(binaryOp(BinaryOpType::Mul, centred, full(inv)),
+                               DataType::BFloat16));
+    layerNorm.addOutput(mean);
+  }
+  ks = compile(layerNorm);
+  EXPECT_EQ(count(ks.code, "nvf_block_reduce("), 3u);  // sum, squares
+  EXPECT_NE(ks.code.find("out1[row] ="), std::string::npos);
+  Fusion rms;
+  {
+    TensorView* x = defineTensor(rms, {R, K}, DataType::Half);
+    TensorView* w = defineTensor(rms, {K}, DataType::Half);
+    TensorView* sq = binaryOp(BinaryOpType::Mul, x, x)->asTensor();
+    TensorView* ms = reduction(ReductionOpType::Mean, sq, {1}, false);
+    TensorView* inv = unaryOp(UnaryOpType::Rsqrt, ms)->asTensor();
+    TensorView* y = binaryOp(BinaryOpType::Mul, x, full(inv))->asTensor();
+    rms.addOutput(castOp(binaryOp(BinaryOpType::Mul, y,
+                                  expand(broadcast(w, {true, false}), {R, K})),
+                         DataType::Half));
+  }
+  ks = compile(rms);
+  EXPECT_EQ(count(ks.code, "nvf_vload(v"), 3u);  // x twice (pass, output), w
+}
+
+TEST(ReductionCodegenTest, RowReductionsOfDifferentLayoutsAreRejected) {
+  Fusion f;
+  TensorView* x = defineTensor(f, {16, 64}, DataType::Float);
+  TensorView* y = defineTensor(f, {8, 32}, DataType::Float);
+  f.addOutput(reduction(ReductionOpType::Sum, x, {1}, false));
+  f.addOutput(reduction(ReductionOpType::Sum, y, {1}, false));
   Decision d = canGeneratePointwise(f);
   ASSERT_FALSE(d.ok());
-  EXPECT_NE(d.reason().find("reduces the innermost dim"), std::string::npos);
+  EXPECT_NE(d.reason().find("row reductions of different layouts"),
+            std::string::npos);
 }
 
 TEST(ReductionCodegenTest, BroadcastBackOnlyForSmallReductions) {
@@ -105,6 +174,27 @@ TEST(ReductionCodegenTest, ReducedValuesFeedACat) {
   KernelSource ks = compile(f);
   EXPECT_EQ(ks.families.size(), 1u);
   EXPECT_EQ(count(ks.code, "< 3; ++r"), 1u);
+}
+
+TEST(ReductionCodegenTest, ColumnSumWithFewColumnsIsSplit) {
+  Fusion f;
+  TensorView* x = defineTensor(f, {65536, 1024}, DataType::BFloat16);
+  f.addOutput(reduction(ReductionOpType::Sum, x, {0}, false));
+  KernelSource ks = compile(f);
+  EXPECT_TRUE(ks.zeroOutputs);
+  EXPECT_EQ(ks.families[0].vectorWidth, 4);   // float output
+  EXPECT_GT(ks.slots, ks.families[0].slots);  // chunks x vectors
+  EXPECT_NE(ks.code.find("atomicAdd(out0 + i + u"), std::string::npos);
+  EXPECT_NE(ks.code.find("= c * "), std::string::npos);
+  // Enough columns, or a max instead of a sum: no split.
+  Fusion g;
+  TensorView* y = defineTensor(g, {64, 1 << 20}, DataType::Float);
+  g.addOutput(reduction(ReductionOpType::Sum, y, {0}, false));
+  EXPECT_FALSE(compile(g).zeroOutputs);
+  Fusion h;
+  TensorView* z = defineTensor(h, {65536, 1024}, DataType::Float);
+  h.addOutput(reduction(ReductionOpType::Max, z, {0}, false));
+  EXPECT_FALSE(compile(h).zeroOutputs);
 }
 
 }  // namespace nvfuser

@@ -1,0 +1,257 @@
+// Row strategy for reductions of the innermost dims (row sums, softmax,
+// RMS norm, layer norm): one block per row. Each reduction is one pass over
+// the row (threads stride by blockDim * V elements, V lanes each) and a
+// block reduction (warp shuffles, then one value per warp in shared
+// memory); later passes and the outputs read the reduced values from
+// registers. The row is re-read from memory in each pass rather than held
+// in registers: an L1/L2-resident row of a few KB makes the re-reads cheap,
+// and any row length works.
+#include "analysis/tensor_shape.h"
+#include "codegen/op_emitter.h"
+#include "codegen/pointwise_generator.h"
+#include "exceptions.h"
+#include "ir/list_string.h"
+#include "scheduler/reduction_analysis.h"
+#include "scheduler/scheduler.h"
+
+namespace nvfuser {
+namespace pointwise_detail {
+
+const std::vector<int64_t>& reductionAxes(const Expr* e) {
+  const auto* red = exprAs<ReductionOp>(e);
+  return red ? red->axes() : exprAs<VarMeanOp>(e)->axes();
+}
+
+Decision planRowReduction(const Fusion& fusion, RowReductionPlan* plan) {
+  *plan = RowReductionPlan();
+  bool any = false;
+  for (const Expr* e : fusion.exprs()) {
+    if (isReductionLike(e) &&
+        innermostReduced(concreteShape(e->input(0)->asTensor()),
+                         reductionAxes(e))) {
+      any = true;
+    }
+  }
+  if (!any) {
+    return Decision::yes();
+  }
+  bool first = true;
+  for (const Expr* e : fusion.exprs()) {
+    if (!isReductionLike(e)) {
+      continue;
+    }
+    std::vector<int64_t> shape = concreteShape(e->input(0)->asTensor());
+    std::vector<bool> reduced(shape.size(), false);
+    for (int64_t a : reductionAxes(e)) {
+      reduced[a] = true;
+    }
+    std::vector<int64_t> rows;
+    std::vector<int64_t> inner;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] == 1) {
+        continue;
+      }
+      if (reduced[d]) {
+        inner.push_back(shape[d]);
+      } else if (!inner.empty()) {
+        return Decision::no(exprRef(e) +
+                            " keeps a dim inside its reduced dims");
+      } else {
+        rows.push_back(shape[d]);
+      }
+    }
+    if (first) {
+      plan->rows = rows;
+      plan->inner = inner;
+      first = false;
+    } else if (rows != plan->rows || inner != plan->inner) {
+      return Decision::no(
+          "row reductions of different layouts: " + listToString(rows) + "/" +
+          listToString(inner) + " and " + listToString(plan->rows) + "/" +
+          listToString(plan->inner));
+    }
+  }
+  std::vector<int64_t> full = plan->rows;
+  full.insert(full.end(), plan->inner.begin(), plan->inner.end());
+  for (const Val* o : fusion.outputs()) {
+    std::vector<int64_t> s = shapeWithoutOnes(o->asTensor());
+    if (s != plan->rows && s != full) {
+      return Decision::no("output " + o->ref() + " " + listToString(s) +
+                          " is neither a row " + listToString(plan->rows) +
+                          " nor a full row " + listToString(full));
+    }
+  }
+  for (int64_t r : plan->rows) {
+    plan->numRows *= r;
+  }
+  for (int64_t k : plan->inner) {
+    plan->rowLength *= k;
+  }
+  plan->active = true;
+  return Decision::yes();
+}
+
+Index PointwiseKernelGenerator::rowIndex(const TensorView* tv,
+                                         const Index& inner) const {
+  Index idx;
+  size_t next = 0;
+  const size_t nRows = rowIdx_.size();
+  for (int64_t s : concreteShape(tv)) {
+    if (s == 1) {
+      idx.push_back(Ix{"0", false});
+    } else {
+      idx.push_back(next < nRows ? rowIdx_[next] : inner.at(next - nRows));
+      ++next;
+    }
+  }
+  return idx;
+}
+
+Index PointwiseKernelGenerator::openRowLoop(const RowReductionPlan& plan) {
+  const std::string v = std::to_string(lanes_);
+  line("for (" + indexType_ + " k = threadIdx.x * " + v + "; k < " +
+       std::to_string(plan.rowLength) + "; k += blockDim.x * " + v + ") {");
+  indent_ += 2;
+  scopes_.emplace_back();
+  Index inner;
+  for (size_t d = 0; d < plan.inner.size(); ++d) {
+    int64_t after = 1;
+    for (size_t e = d + 1; e < plan.inner.size(); ++e) {
+      after *= plan.inner[e];
+    }
+    std::string q = after == 1 ? "k" : "(k / " + std::to_string(after) + ")";
+    std::string expr = d == 0 ? q : q + " % " + std::to_string(plan.inner[d]);
+    std::string name = emitIndex(expr);
+    inner.push_back(Ix{name, lanes_ > 1 && d + 1 == plan.inner.size()});
+  }
+  return inner;
+}
+
+void PointwiseKernelGenerator::closeRowLoop() {
+  scopes_.pop_back();
+  indent_ -= 2;
+  line("}");
+}
+
+void PointwiseKernelGenerator::rowReduce(const Expr* e,
+                                         const RowReductionPlan& plan) {
+  const TensorView* in = e->input(0)->asTensor();
+  const DataType acc = accumulatorType(e->output(0)->dtype(), in->dtype());
+  const std::string t = cudaType(acc);
+  const std::string count = "(" + t + ")" + std::to_string(plan.rowLength);
+  const auto* red = exprAs<ReductionOp>(e);
+  // One pass: accumulate per lane, fold the lanes, reduce over the block.
+  auto pass = [&](ReductionOpType op, const std::string& centre) {
+    Value a = emit(acc, lanes_ > 1, identity(op, acc));
+    Index inner = openRowLoop(plan);
+    Value x = valueAt(in, operandIndex(in, rowIndex(in, inner)));
+    std::string xs = cast(x, in->dtype(), acc);
+    if (!centre.empty()) {
+      const std::string d = "(" + xs + " - " + centre + ")";
+      xs = d + " * " + d;
+    }
+    assign(a, combine(op, at(a), xs));
+    closeRowLoop();
+    std::string folded = a.lane ? a.name + "[0]" : a.name;
+    for (int64_t u = 1; a.lane && u < lanes_; ++u) {
+      folded = combine(op, folded, a.name + "[" + std::to_string(u) + "]");
+    }
+    const char* fn = op == ReductionOpType::Max    ? "nvf_op_max"
+                     : op == ReductionOpType::Min  ? "nvf_op_min"
+                     : op == ReductionOpType::Prod ? "nvf_op_prod"
+                                                   : "nvf_op_sum";
+    return emit(acc, false,
+                "nvf_block_reduce(" + folded + ", " + fn +
+                    "(), reinterpret_cast<" + t + "*>(nvf_smem))");
+  };
+  Index outIdx = rowIndex(e->output(0)->asTensor(), {});
+  const std::string key = keyOf(outIdx);
+  if (red != nullptr) {
+    Value r = pass(red->op(), "");
+    std::string v =
+        red->op() == ReductionOpType::Mean ? r.name + " / " + count : r.name;
+    scopes_.back()[e->output(0)->ref() + "@" + key] = emit(
+        e->output(0)->dtype(), false, castExpr(acc, e->output(0)->dtype(), v));
+    return;
+  }
+  Value sum = pass(ReductionOpType::Sum, "");
+  Value mean = emit(acc, false, sum.name + " / " + count);
+  Value m2 = pass(ReductionOpType::Sum, mean.name);
+  const int64_t dof =
+      std::max<int64_t>(plan.rowLength - exprAs<VarMeanOp>(e)->correction(), 0);
+  scopes_.back()[e->output(0)->ref() + "@" + key] =
+      emit(e->output(0)->dtype(), false,
+           castExpr(acc, e->output(0)->dtype(),
+                    m2.name + " / (" + t + ")" + std::to_string(dof)));
+  scopes_.back()[e->output(1)->ref() + "@" + key] =
+      emit(e->output(1)->dtype(), false,
+           castExpr(acc, e->output(1)->dtype(), mean.name));
+}
+
+std::string PointwiseKernelGenerator::rowBody(const RowReductionPlan& plan,
+                                              int64_t v) {
+  lanes_ = v;
+  body_.str("");
+  scopes_.assign(1, {});
+  rowIdx_.clear();
+  for (size_t d = 0; d < plan.rows.size(); ++d) {
+    int64_t after = 1;
+    for (size_t e = d + 1; e < plan.rows.size(); ++e) {
+      after *= plan.rows[e];
+    }
+    std::string q =
+        after == 1 ? "row" : "(row / " + std::to_string(after) + ")";
+    std::string expr = d == 0 ? q : q + " % " + std::to_string(plan.rows[d]);
+    std::string name = "o" + std::to_string(d);
+    line(indexType_ + " " + name + " = " + expr + ";");
+    rowIdx_.push_back(Ix{name, false});
+  }
+  for (const Expr* e : fusion_.exprs()) {
+    if (isReductionLike(e)) {
+      rowReduce(e, plan);
+    }
+  }
+  // Row-shaped outputs: one thread writes each.
+  std::vector<size_t> fullOutputs;
+  bool anyRowOutput = false;
+  for (size_t o = 0; o < fusion_.outputs().size(); ++o) {
+    const TensorView* tv = fusion_.outputs()[o]->asTensor();
+    if (shapeWithoutOnes(tv) != plan.rows) {
+      fullOutputs.push_back(o);
+      continue;
+    }
+    if (!anyRowOutput) {
+      line("if (threadIdx.x == 0) {");
+      indent_ += 2;
+      anyRowOutput = true;
+    }
+    line("out" + std::to_string(o) +
+         "[row] = " + valueAt(tv, rowIndex(tv, {})).name + ";");
+  }
+  if (anyRowOutput) {
+    indent_ -= 2;
+    line("}");
+  }
+  if (!fullOutputs.empty()) {
+    Index inner = openRowLoop(plan);
+    for (size_t o : fullOutputs) {
+      const TensorView* tv = fusion_.outputs()[o]->asTensor();
+      Value x = valueAt(tv, rowIndex(tv, inner));
+      const std::string out = "out" + std::to_string(o) + " + row * " +
+                              std::to_string(plan.rowLength) + " + k";
+      if (v == 1) {
+        line("*(" + out + ") = " + x.name + ";");
+        continue;
+      }
+      if (!x.lane) {
+        x = emit(tv->dtype(), true, x.name);
+      }
+      line("nvf_vstore(" + out + ", " + x.name + ");");
+    }
+    closeRowLoop();
+  }
+  return body_.str();
+}
+
+}  // namespace pointwise_detail
+}  // namespace nvfuser
