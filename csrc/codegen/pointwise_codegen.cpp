@@ -248,18 +248,26 @@ int64_t PointwiseKernelGenerator::splitFactor(const OutputFamily& fam) {
 KernelSource PointwiseKernelGenerator::generateRows(
     KernelSource ks, const RowReductionPlan& plan, const std::string& params,
     int64_t maxInBytes) {
-  int64_t maxOutBytes = 1;
+  // Lanes from the full-row outputs' stores; with row-shaped outputs only,
+  // from the inputs' 16-byte loads.
+  int64_t maxOutBytes = 0;
   for (const TensorView* o : ks.outputs) {
-    maxOutBytes = std::max(maxOutBytes, bytesOf(o->dtype()));
+    if (shapeWithoutOnes(o) != plan.rows) {
+      maxOutBytes = std::max(maxOutBytes, bytesOf(o->dtype()));
+    }
   }
-  int64_t v = options_.vectorize
+  int64_t v = !options_.vectorize ? 1
+              : maxOutBytes > 0
                   ? std::min<int64_t>(16 / maxOutBytes, 64 / maxInBytes)
-                  : 1;
+                  : std::max<int64_t>(16 / maxInBytes, 1);
   while (v > 1 && plan.inner.back() % v != 0) {
     v /= 2;
   }
   std::string body;
   for (;; v /= 2) {
+    // Rows of up to 1024 vectors are held in registers, one per thread.
+    persistent_ = plan.rowLength % v == 0 && plan.rowLength >= v &&
+                  plan.rowLength / v <= kMaxPersistentThreads;
     try {
       body = rowBody(plan, v);
       break;
@@ -273,10 +281,13 @@ KernelSource PointwiseKernelGenerator::generateRows(
   }
   ks.rowReduction = true;
   ks.slots = plan.numRows;
-  // Enough threads for one vector each, 32 to 512.
-  ks.block = 32;
-  while (ks.block < 512 && ks.block * v < plan.rowLength) {
-    ks.block *= 2;
+  if (persistent_) {  // one vector per thread, whole warps
+    ks.block = std::max<int64_t>((plan.rowLength / v + 31) / 32 * 32, 32);
+  } else {  // enough threads for one vector each, 32 to 512
+    ks.block = 32;
+    while (ks.block < 512 && ks.block * v < plan.rowLength) {
+      ks.block *= 2;
+    }
   }
   std::ostringstream code;
   code << deviceHelpersSource() << "\nextern \"C\" __global__ void " << ks.name

@@ -101,6 +101,7 @@ class PointwiseKernelGenerator {
   int64_t splitFactor(const OutputFamily& fam);
   // Threads a split reduction aims for (about 8 per core of an H200).
   static constexpr int64_t kSplitThreads = 132 * 1024;
+  static constexpr int64_t kMaxPersistentThreads = 1024;
 
   std::string familyBody(const OutputFamily& family, int64_t v);
   // The per-row loop body of a row-reduction kernel with v lanes
@@ -113,6 +114,8 @@ class PointwiseKernelGenerator {
   // indices (the last one a lane term).
   Index openRowLoop(const RowReductionPlan& plan);
   void closeRowLoop();
+  // Index variables of the inner dims at element k of the row.
+  Index innerIndex(const RowReductionPlan& plan);
   // The index of a tensor whose non-size-1 dims are rows (+ inner).
   Index rowIndex(const TensorView* tv, const Index& inner) const;
   Value valueAt(const Val* v, const Index& idx);
@@ -169,7 +172,11 @@ class PointwiseKernelGenerator {
   std::vector<std::map<std::string, Value>> scopes_;
   std::map<const Val*, std::string> paramName_;
   std::map<const Val*, size_t> inputIndex_;
-  Index rowIdx_;            // the current row's indices (row strategy)
+  Index rowIdx_;  // the current row's indices (row strategy)
+  // Row strategy with one vector per thread per row: no loop over the row,
+  // every pass reuses the values in registers.
+  bool persistent_ = false;
+  Index persistentInner_;
   int64_t split_ = 1;       // chunks of the outermost reduced dim
   int64_t splitChunk_ = 0;  // reduced rows per chunk
 };

@@ -108,11 +108,18 @@ Index PointwiseKernelGenerator::rowIndex(const TensorView* tv,
 }
 
 Index PointwiseKernelGenerator::openRowLoop(const RowReductionPlan& plan) {
+  if (persistent_) {
+    return persistentInner_;
+  }
   const std::string v = std::to_string(lanes_);
   line("for (" + indexType_ + " k = threadIdx.x * " + v + "; k < " +
        std::to_string(plan.rowLength) + "; k += blockDim.x * " + v + ") {");
   indent_ += 2;
   scopes_.emplace_back();
+  return innerIndex(plan);
+}
+
+Index PointwiseKernelGenerator::innerIndex(const RowReductionPlan& plan) {
   Index inner;
   for (size_t d = 0; d < plan.inner.size(); ++d) {
     int64_t after = 1;
@@ -128,6 +135,9 @@ Index PointwiseKernelGenerator::openRowLoop(const RowReductionPlan& plan) {
 }
 
 void PointwiseKernelGenerator::closeRowLoop() {
+  if (persistent_) {
+    return;
+  }
   scopes_.pop_back();
   indent_ -= 2;
   line("}");
@@ -150,7 +160,11 @@ void PointwiseKernelGenerator::rowReduce(const Expr* e,
       const std::string d = "(" + xs + " - " + centre + ")";
       xs = d + " * " + d;
     }
-    assign(a, combine(op, at(a), xs));
+    // Persistent threads past the row's end hold a copy of its last
+    // vector; they must not count it.
+    assign(a, persistent_
+                  ? "(active ? " + combine(op, at(a), xs) + " : " + at(a) + ")"
+                  : combine(op, at(a), xs));
     closeRowLoop();
     std::string folded = a.lane ? a.name + "[0]" : a.name;
     for (int64_t u = 1; a.lane && u < lanes_; ++u) {
@@ -206,47 +220,64 @@ std::string PointwiseKernelGenerator::rowBody(const RowReductionPlan& plan,
     line(indexType_ + " " + name + " = " + expr + ";");
     rowIdx_.push_back(Ix{name, false});
   }
+  if (persistent_) {
+    // Each thread owns one vector of the row for every pass: values loaded
+    // or computed once stay in registers for the later passes and outputs.
+    line(indexType_ + " k = threadIdx.x * " + std::to_string(v) + ";");
+    line("const bool active = k < " + std::to_string(plan.rowLength) + ";");
+    line("if (!active) k = " + std::to_string(plan.rowLength - v) + ";");
+    persistentInner_ = innerIndex(plan);
+  }
   for (const Expr* e : fusion_.exprs()) {
     if (isReductionLike(e)) {
       rowReduce(e, plan);
     }
   }
-  // Row-shaped outputs: one thread writes each.
+  // Row-shaped outputs: computed by every thread (cheap scalars, and later
+  // values may reuse them), written by one.
   std::vector<size_t> fullOutputs;
-  bool anyRowOutput = false;
+  std::vector<std::string> rowStores;
   for (size_t o = 0; o < fusion_.outputs().size(); ++o) {
     const TensorView* tv = fusion_.outputs()[o]->asTensor();
     if (shapeWithoutOnes(tv) != plan.rows) {
       fullOutputs.push_back(o);
       continue;
     }
-    if (!anyRowOutput) {
-      line("if (threadIdx.x == 0) {");
-      indent_ += 2;
-      anyRowOutput = true;
-    }
-    line("out" + std::to_string(o) +
-         "[row] = " + valueAt(tv, rowIndex(tv, {})).name + ";");
+    rowStores.push_back("out" + std::to_string(o) +
+                        "[row] = " + valueAt(tv, rowIndex(tv, {})).name + ";");
   }
-  if (anyRowOutput) {
-    indent_ -= 2;
+  if (!rowStores.empty()) {
+    line("if (threadIdx.x == 0) {");
+    for (const std::string& st : rowStores) {
+      line("  " + st);
+    }
     line("}");
   }
   if (!fullOutputs.empty()) {
     Index inner = openRowLoop(plan);
+    std::vector<std::string> stores;
     for (size_t o : fullOutputs) {
       const TensorView* tv = fusion_.outputs()[o]->asTensor();
       Value x = valueAt(tv, rowIndex(tv, inner));
       const std::string out = "out" + std::to_string(o) + " + row * " +
                               std::to_string(plan.rowLength) + " + k";
       if (v == 1) {
-        line("*(" + out + ") = " + x.name + ";");
+        stores.push_back("*(" + out + ") = " + x.name + ";");
         continue;
       }
       if (!x.lane) {
         x = emit(tv->dtype(), true, x.name);
       }
-      line("nvf_vstore(" + out + ", " + x.name + ");");
+      stores.push_back("nvf_vstore(" + out + ", " + x.name + ");");
+    }
+    if (persistent_) {
+      line("if (active) {");
+    }
+    for (const std::string& st : stores) {
+      line((persistent_ ? "  " : "") + st);
+    }
+    if (persistent_) {
+      line("}");
     }
     closeRowLoop();
   }

@@ -83,6 +83,19 @@ TEST(ReductionCodegenTest, RowReductionUsesOneBlockPerRow) {
   EXPECT_EQ(lp.block, 512);
 }
 
+TEST(ReductionCodegenTest, LongRowsLoopInsteadOfStayingInRegisters) {
+  Fusion f;
+  TensorView* x = defineTensor(f, {4, 65536}, DataType::BFloat16);
+  TensorView* m = reduction(ReductionOpType::Max, x, {1}, false);
+  f.addOutput(binaryOp(BinaryOpType::Sub, x,
+                       expand(broadcast(m, {false, true}), {4, 65536})));
+  KernelSource ks = compile(f);
+  EXPECT_TRUE(ks.rowReduction);
+  EXPECT_EQ(ks.block, 512);
+  EXPECT_EQ(ks.code.find("const bool active"), std::string::npos);
+  EXPECT_EQ(count(ks.code, "k += blockDim.x * 4"), 2u);  // pass, outputs
+}
+
 // softmax, RMS norm and layer norm: reductions broadcast back over the row.
 TEST(ReductionCodegenTest, NormalizationsAreRowKernels) {
   const int64_t R = 8, K = 1024;
@@ -132,7 +145,9 @@ TEST(ReductionCodegenTest, NormalizationsAreRowKernels) {
                          DataType::Half));
   }
   ks = compile(rms);
-  EXPECT_EQ(count(ks.code, "nvf_vload(v"), 3u);  // x twice (pass, output), w
+  // x is loaded once and kept in registers for the output; w once.
+  EXPECT_EQ(count(ks.code, "nvf_vload(v"), 2u);
+  EXPECT_NE(ks.code.find("const bool active"), std::string::npos);
 }
 
 TEST(ReductionCodegenTest, RowReductionsOfDifferentLayoutsAreRejected) {
