@@ -265,9 +265,17 @@ KernelSource PointwiseKernelGenerator::generateRows(
   }
   std::string body;
   for (;; v /= 2) {
-    // Rows of up to 1024 vectors are held in registers, one per thread.
-    persistent_ = plan.rowLength % v == 0 && plan.rowLength >= v &&
-                  plan.rowLength / v <= kMaxPersistentThreads;
+    // Rows of up to 8 x 128 vectors are held in registers.
+    const int64_t vectors = plan.rowLength / v;
+    persistent_ = plan.rowLength % v == 0 && vectors >= 1 &&
+                  vectors <= kMaxPersistentVectors * kPersistentThreads;
+    persistentVectors_ = std::max<int64_t>(
+        (vectors + kPersistentThreads - 1) / kPersistentThreads, 1);
+    ks.block = std::max<int64_t>(
+        ((vectors + persistentVectors_ - 1) / persistentVectors_ + 31) / 32 *
+            32,
+        32);
+    persistentStride_ = ks.block * v;
     try {
       body = rowBody(plan, v);
       break;
@@ -281,9 +289,7 @@ KernelSource PointwiseKernelGenerator::generateRows(
   }
   ks.rowReduction = true;
   ks.slots = plan.numRows;
-  if (persistent_) {  // one vector per thread, whole warps
-    ks.block = std::max<int64_t>((plan.rowLength / v + 31) / 32 * 32, 32);
-  } else {  // enough threads for one vector each, 32 to 512
+  if (!persistent_) {  // enough threads for one vector each, 32 to 512
     ks.block = 32;
     while (ks.block < 512 && ks.block * v < plan.rowLength) {
       ks.block *= 2;

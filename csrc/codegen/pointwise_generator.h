@@ -71,6 +71,14 @@ std::string combine(ReductionOpType op, const std::string& acc,
                     const std::string& x);
 const std::vector<int64_t>& reductionAxes(const Expr* e);
 
+// One vector of a row a thread works on: the inner indices, the element
+// offset variable, and (persistent rows) the flag saying it is in the row.
+struct RowChunk {
+  Index inner;
+  std::string k;
+  std::string active;  // empty: always in the row (a loop)
+};
+
 // Row strategy: every reduction reduces the same trailing dims (`inner`)
 // of inputs whose other dims are `rows`; one block per row reduces
 // cooperatively, then writes every output of that row.
@@ -101,7 +109,10 @@ class PointwiseKernelGenerator {
   int64_t splitFactor(const OutputFamily& fam);
   // Threads a split reduction aims for (about 8 per core of an H200).
   static constexpr int64_t kSplitThreads = 132 * 1024;
-  static constexpr int64_t kMaxPersistentThreads = 1024;
+  // Persistent rows: up to 8 vectors per thread, 128 threads per block
+  // where the row is long enough.
+  static constexpr int64_t kMaxPersistentVectors = 8;
+  static constexpr int64_t kPersistentThreads = 128;
 
   std::string familyBody(const OutputFamily& family, int64_t v);
   // The per-row loop body of a row-reduction kernel with v lanes
@@ -110,12 +121,12 @@ class PointwiseKernelGenerator {
   // Block-cooperative reduction of `e` over the current row; caches its
   // output(s) at the row index.
   void rowReduce(const Expr* e, const RowReductionPlan& plan);
-  // Opens the loop over this thread's vectors of the row; returns the inner
-  // indices (the last one a lane term).
-  Index openRowLoop(const RowReductionPlan& plan);
+  // Opens the loop over this thread's vectors of the row (persistent rows:
+  // no loop) and returns the vectors of one iteration.
+  std::vector<RowChunk> openRowLoop(const RowReductionPlan& plan);
   void closeRowLoop();
-  // Index variables of the inner dims at element k of the row.
-  Index innerIndex(const RowReductionPlan& plan);
+  // Index variables of the inner dims at element `k` of the row.
+  Index innerIndex(const RowReductionPlan& plan, const std::string& k);
   // The index of a tensor whose non-size-1 dims are rows (+ inner).
   Index rowIndex(const TensorView* tv, const Index& inner) const;
   Value valueAt(const Val* v, const Index& idx);
@@ -176,7 +187,9 @@ class PointwiseKernelGenerator {
   // Row strategy with one vector per thread per row: no loop over the row,
   // every pass reuses the values in registers.
   bool persistent_ = false;
-  Index persistentInner_;
+  int64_t persistentVectors_ = 1;  // per thread
+  int64_t persistentStride_ = 0;   // elements between a thread's vectors
+  std::vector<RowChunk> persistentChunks_;
   int64_t split_ = 1;       // chunks of the outermost reduced dim
   int64_t splitChunk_ = 0;  // reduced rows per chunk
 };

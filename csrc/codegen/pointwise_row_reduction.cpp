@@ -107,26 +107,29 @@ Index PointwiseKernelGenerator::rowIndex(const TensorView* tv,
   return idx;
 }
 
-Index PointwiseKernelGenerator::openRowLoop(const RowReductionPlan& plan) {
+std::vector<RowChunk> PointwiseKernelGenerator::openRowLoop(
+    const RowReductionPlan& plan) {
   if (persistent_) {
-    return persistentInner_;
+    return persistentChunks_;
   }
   const std::string v = std::to_string(lanes_);
   line("for (" + indexType_ + " k = threadIdx.x * " + v + "; k < " +
        std::to_string(plan.rowLength) + "; k += blockDim.x * " + v + ") {");
   indent_ += 2;
   scopes_.emplace_back();
-  return innerIndex(plan);
+  return {RowChunk{innerIndex(plan, "k"), "k", ""}};
 }
 
-Index PointwiseKernelGenerator::innerIndex(const RowReductionPlan& plan) {
+Index PointwiseKernelGenerator::innerIndex(const RowReductionPlan& plan,
+                                           const std::string& k) {
   Index inner;
   for (size_t d = 0; d < plan.inner.size(); ++d) {
     int64_t after = 1;
     for (size_t e = d + 1; e < plan.inner.size(); ++e) {
       after *= plan.inner[e];
     }
-    std::string q = after == 1 ? "k" : "(k / " + std::to_string(after) + ")";
+    std::string q =
+        after == 1 ? k : "(" + k + " / " + std::to_string(after) + ")";
     std::string expr = d == 0 ? q : q + " % " + std::to_string(plan.inner[d]);
     std::string name = emitIndex(expr);
     inner.push_back(Ix{name, lanes_ > 1 && d + 1 == plan.inner.size()});
@@ -153,18 +156,20 @@ void PointwiseKernelGenerator::rowReduce(const Expr* e,
   // One pass: accumulate per lane, fold the lanes, reduce over the block.
   auto pass = [&](ReductionOpType op, const std::string& centre) {
     Value a = emit(acc, lanes_ > 1, identity(op, acc));
-    Index inner = openRowLoop(plan);
-    Value x = valueAt(in, operandIndex(in, rowIndex(in, inner)));
-    std::string xs = cast(x, in->dtype(), acc);
-    if (!centre.empty()) {
-      const std::string d = "(" + xs + " - " + centre + ")";
-      xs = d + " * " + d;
+    for (const RowChunk& chunk : openRowLoop(plan)) {
+      Value x = valueAt(in, operandIndex(in, rowIndex(in, chunk.inner)));
+      std::string xs = cast(x, in->dtype(), acc);
+      if (!centre.empty()) {
+        const std::string d = "(" + xs + " - " + centre + ")";
+        xs = d + " * " + d;
+      }
+      // Persistent threads past the row's end hold a copy of its last
+      // vector; they must not count it.
+      assign(a, chunk.active.empty()
+                    ? combine(op, at(a), xs)
+                    : "(" + chunk.active + " ? " + combine(op, at(a), xs) +
+                          " : " + at(a) + ")");
     }
-    // Persistent threads past the row's end hold a copy of its last
-    // vector; they must not count it.
-    assign(a, persistent_
-                  ? "(active ? " + combine(op, at(a), xs) + " : " + at(a) + ")"
-                  : combine(op, at(a), xs));
     closeRowLoop();
     std::string folded = a.lane ? a.name + "[0]" : a.name;
     for (int64_t u = 1; a.lane && u < lanes_; ++u) {
@@ -220,13 +225,20 @@ std::string PointwiseKernelGenerator::rowBody(const RowReductionPlan& plan,
     line(indexType_ + " " + name + " = " + expr + ";");
     rowIdx_.push_back(Ix{name, false});
   }
-  if (persistent_) {
-    // Each thread owns one vector of the row for every pass: values loaded
-    // or computed once stay in registers for the later passes and outputs.
-    line(indexType_ + " k = threadIdx.x * " + std::to_string(v) + ";");
-    line("const bool active = k < " + std::to_string(plan.rowLength) + ";");
-    line("if (!active) k = " + std::to_string(plan.rowLength - v) + ";");
-    persistentInner_ = innerIndex(plan);
+  persistentChunks_.clear();
+  for (int64_t p = 0; persistent_ && p < persistentVectors_; ++p) {
+    // Each thread owns persistentVectors_ vectors of the row (all loads in
+    // flight together); values loaded or computed once stay in registers
+    // for the later passes and the outputs.
+    const std::string k = "k" + std::to_string(p);
+    const std::string active = "active" + std::to_string(p);
+    line(indexType_ + " " + k + " = threadIdx.x * " + std::to_string(v) +
+         (p ? " + " + std::to_string(p * persistentStride_) : "") + ";");
+    line("const bool " + active + " = " + k + " < " +
+         std::to_string(plan.rowLength) + ";");
+    line("if (!" + active + ") " + k + " = " +
+         std::to_string(plan.rowLength - v) + ";");
+    persistentChunks_.push_back(RowChunk{innerIndex(plan, k), k, active});
   }
   for (const Expr* e : fusion_.exprs()) {
     if (isReductionLike(e)) {
@@ -254,30 +266,33 @@ std::string PointwiseKernelGenerator::rowBody(const RowReductionPlan& plan,
     line("}");
   }
   if (!fullOutputs.empty()) {
-    Index inner = openRowLoop(plan);
-    std::vector<std::string> stores;
-    for (size_t o : fullOutputs) {
-      const TensorView* tv = fusion_.outputs()[o]->asTensor();
-      Value x = valueAt(tv, rowIndex(tv, inner));
-      const std::string out = "out" + std::to_string(o) + " + row * " +
-                              std::to_string(plan.rowLength) + " + k";
-      if (v == 1) {
-        stores.push_back("*(" + out + ") = " + x.name + ";");
-        continue;
+    for (const RowChunk& chunk : openRowLoop(plan)) {
+      std::vector<std::string> stores;
+      for (size_t o : fullOutputs) {
+        const TensorView* tv = fusion_.outputs()[o]->asTensor();
+        Value x = valueAt(tv, rowIndex(tv, chunk.inner));
+        const std::string out = "out" + std::to_string(o) + " + row * " +
+                                std::to_string(plan.rowLength) + " + " +
+                                chunk.k;
+        if (v == 1) {
+          stores.push_back("*(" + out + ") = " + x.name + ";");
+          continue;
+        }
+        if (!x.lane) {
+          x = emit(tv->dtype(), true, x.name);
+        }
+        stores.push_back("nvf_vstore(" + out + ", " + x.name + ");");
       }
-      if (!x.lane) {
-        x = emit(tv->dtype(), true, x.name);
+      const bool masked = !chunk.active.empty();
+      if (masked) {
+        line("if (" + chunk.active + ") {");
       }
-      stores.push_back("nvf_vstore(" + out + ", " + x.name + ");");
-    }
-    if (persistent_) {
-      line("if (active) {");
-    }
-    for (const std::string& st : stores) {
-      line((persistent_ ? "  " : "") + st);
-    }
-    if (persistent_) {
-      line("}");
+      for (const std::string& st : stores) {
+        line((masked ? "  " : "") + st);
+      }
+      if (masked) {
+        line("}");
+      }
     }
     closeRowLoop();
   }

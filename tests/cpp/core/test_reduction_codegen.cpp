@@ -76,11 +76,14 @@ TEST(ReductionCodegenTest, RowReductionUsesOneBlockPerRow) {
   KernelSource ks = compile(f);
   EXPECT_TRUE(ks.rowReduction);
   EXPECT_EQ(ks.slots, 16);
-  EXPECT_EQ(ks.block, 512);                            // 4096 / 8 lanes
+  // 512 vectors of 8 lanes: 4 per thread in registers, 128 threads.
+  EXPECT_EQ(ks.block, 128);
+  EXPECT_NE(ks.code.find("k3 = threadIdx.x * 8 + 3072;"), std::string::npos);
+  EXPECT_EQ(count(ks.code, "nvf_vload(v"), 4u);
   EXPECT_EQ(count(ks.code, "nvf_block_reduce("), 2u);  // helper + one use
   LaunchParams lp = computeLaunchParams(ks, 132, 4);
   EXPECT_EQ(lp.grid, 16);
-  EXPECT_EQ(lp.block, 512);
+  EXPECT_EQ(lp.block, 128);
 }
 
 TEST(ReductionCodegenTest, LongRowsLoopInsteadOfStayingInRegisters) {
