@@ -80,6 +80,11 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
   std::ostringstream params;
   int k = 0;
   int64_t maxInBytes = 1;
+  int64_t minInBytes = 8;
+  bool hasReduction = false;
+  for (const Expr* e : fusion_.exprs()) {
+    hasReduction = hasReduction || isReductionLike(e);
+  }
   for (const Val* in : fusion_.inputs()) {
     std::string p = (in->isTensor() ? "in" : "s") + std::to_string(k++);
     paramName_[in] = p;
@@ -88,6 +93,7 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
     if (in->isTensor()) {
       params << "const " << cudaType(in->dtype()) << "* __restrict__ " << p;
       maxInBytes = std::max(maxInBytes, bytesOf(in->dtype()));
+      minInBytes = std::min(minInBytes, bytesOf(in->dtype()));
     } else {
       params << cudaType(in->dtype()) << " " << p;
     }
@@ -151,10 +157,16 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
       maxOutBytes = std::max(maxOutBytes, bytesOf(ks.outputs[o]->dtype()));
     }
     // 16 bytes per output store; an input load of wider elements takes up
-    // to four 16-byte chunks (int64 position ids next to bf16 outputs).
-    int64_t v = options_.vectorize
-                    ? std::min<int64_t>(16 / maxOutBytes, 64 / maxInBytes)
-                    : 1;
+    // to four 16-byte chunks (int64 position ids next to bf16 outputs). A
+    // kernel that reduces reads far more than it writes: its lanes follow
+    // 16-byte loads of the narrowest input instead (up to 32-byte stores).
+    int64_t storeBytes = hasReduction ? 32 : 16;
+    int64_t v = options_.vectorize ? std::min<int64_t>(storeBytes / maxOutBytes,
+                                                       64 / maxInBytes)
+                                   : 1;
+    if (hasReduction && options_.vectorize) {
+      v = std::min<int64_t>(v, 16 / minInBytes);
+    }
     const int64_t inner = fam.loop.empty() ? 1 : fam.loop.back();
     while (v > 1 && inner % v != 0) {
       v /= 2;

@@ -108,6 +108,8 @@ Index PointwiseKernelGenerator::openReductionLoops(
       end = "((c + 1) * " + chunk + " < " + end + " ? (c + 1) * " + chunk +
             " : " + end + ")";
     }
+    // Unrolled so several iterations' loads are in flight together.
+    line("#pragma unroll 4");
     line("for (" + indexType_ + " " + r + " = " + begin + "; " + r + " < " +
          end + "; ++" + r + ") {");
     indent_ += 2;
