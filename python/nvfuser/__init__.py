@@ -18,4 +18,9 @@ from ._C import DataType
 from .fusion_definition import FusionDefinition, Scalar, Tensor, Vector
 
 __all__ = ["DataType", "FusionDefinition", "Scalar", "Tensor", "Vector"]
+
+if hasattr(torch, "compile"):  # torch >= 2.0: backend="nvfuser"
+    from .fx import register as _register_backend
+
+    _register_backend()
 __version__ = "0.1.0"

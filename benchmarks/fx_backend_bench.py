@@ -1,0 +1,177 @@
+"""torch.compile(backend="nvfuser") against the default backend (inductor)
+on unmodified Hugging Face transformers code (issue #8), run on the device:
+the rotary embedding module computing cos/sin from position ids,
+apply_rotary_pos_emb and repeat_kv for Llama-3-8B, Qwen2.5-7B and
+Mistral-7B shapes, and LlamaRMSNorm; forward and forward+backward, checked
+against eager. Prints a table and writes JSON.
+
+    python3 benchmarks/fx_backend_bench.py [--json PATH] [--T 4096]
+"""
+
+import argparse
+import importlib
+import json
+import os
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, HERE)
+
+import nvfuser  # noqa: E402,F401  (registers backend="nvfuser")
+from nvfuser.fx import partition  # noqa: E402
+from bench_utils import Timer, count_kernels  # noqa: E402
+
+MODELS = {  # name: (module, config class, hidden, heads, kv heads, theta)
+    "llama_3_8b": ("llama", "LlamaConfig", 4096, 32, 8, 500000.0),
+    "qwen2_5_7b": ("qwen2", "Qwen2Config", 3584, 28, 4, 1000000.0),
+    "mistral_7b": ("mistral", "MistralConfig", 4096, 32, 8, 10000.0),
+}
+
+
+class RopeBlock(torch.nn.Module):
+    """The attention prologue of a transformers model, verbatim calls."""
+
+    def __init__(self, name):
+        super().__init__()
+        mod, cfg_name, hidden, heads, kv, theta = MODELS[name]
+        m = importlib.import_module("transformers.models.%s.modeling_%s" %
+                                    (mod, mod))
+        cfg = getattr(importlib.import_module("transformers"), cfg_name)(
+            hidden_size=hidden, num_attention_heads=heads,
+            num_key_value_heads=kv, rope_theta=theta)
+        prefix = {"llama": "Llama", "qwen2": "Qwen2", "mistral": "Mistral"}[mod]
+        self.rope = getattr(m, prefix + "RotaryEmbedding")(config=cfg)
+        self.apply_rope = m.apply_rotary_pos_emb
+        self.repeat_kv = m.repeat_kv
+        self.h, self.g, self.d = heads, kv, hidden // heads
+
+    def forward(self, q, k, v, position_ids):
+        b, t = q.shape[0], q.shape[1]
+        q = q.view(b, t, self.h, self.d).transpose(1, 2)
+        k = k.view(b, t, self.g, self.d).transpose(1, 2)
+        v = v.view(b, t, self.g, self.d).transpose(1, 2)
+        cos, sin = self.rope(v, position_ids)
+        q, k = self.apply_rope(q, k, cos, sin)
+        n = self.h // self.g
+        return q, self.repeat_kv(k, n), self.repeat_kv(v, n)
+
+
+def rope_case(name, T):
+    _, _, hidden, heads, kv, _ = MODELS[name]
+    d = hidden // heads
+    block = RopeBlock(name).cuda()
+
+    def inputs():
+        bf = dict(device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        return [torch.randn(1, T, heads * d, **bf),
+                torch.randn(1, T, kv * d, **bf),
+                torch.randn(1, T, kv * d, **bf),
+                torch.arange(T, device="cuda")[None]]
+    return block, inputs
+
+
+def rms_case(T):
+    from transformers.models.llama.modeling_llama import LlamaRMSNorm
+    norm = LlamaRMSNorm(4096).cuda().to(torch.bfloat16)
+
+    def inputs():
+        return [torch.randn(4, T, 4096, device="cuda", dtype=torch.bfloat16,
+                            requires_grad=True)]
+    return norm, inputs
+
+
+def run(module, make_inputs, backend, timer):
+    torch._dynamo.reset()
+    partition.COMPILED_GRAPHS.clear()
+    breaks_before = sum(torch._dynamo.utils.counters["graph_break"].values())
+    compiled = torch.compile(module, backend=backend)
+    ins = make_inputs()
+    outs = compiled(*ins)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    ref_ins = [t.detach().clone().requires_grad_(t.requires_grad)
+               for t in ins]
+    ref = module(*ref_ins)
+    ref = ref if isinstance(ref, tuple) else (ref,)
+    fwd_err = max(((o.float() - r.float()).abs().max() /
+                   r.float().abs().max().clamp_min(1e-6)).item()
+                  for o, r in zip(outs, ref))
+    grads_out = [torch.randn_like(o) for o in outs]
+    torch.autograd.backward(outs, grads_out)
+    torch.autograd.backward(ref, grads_out)
+    bwd_err = max(((a.grad.float() - b.grad.float()).abs().max() /
+                   b.grad.float().abs().max().clamp_min(1e-6)).item()
+                  for a, b in zip(ins, ref_ins) if a.grad is not None)
+    breaks = sum(torch._dynamo.utils.counters["graph_break"].values()) - \
+        breaks_before
+
+    def fwd():
+        with torch.no_grad():
+            compiled(*ins)
+
+    def fwd_bwd():
+        for t in ins:
+            t.grad = None
+        o = compiled(*ins)
+        o = o if isinstance(o, tuple) else (o,)
+        torch.autograd.backward(o, grads_out)
+    res = dict(fwd_ms=timer(fwd), fwd_kernels=count_kernels(fwd, True),
+               fwd_bwd_ms=timer(fwd_bwd),
+               fwd_bwd_kernels=count_kernels(fwd_bwd, True),
+               fwd_rel_err=fwd_err, bwd_rel_err=bwd_err, graph_breaks=breaks)
+    if backend == "nvfuser":
+        res["graphs"] = list(partition.COMPILED_GRAPHS)
+    return res
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--json", default="fx_backend_bench.json")
+    p.add_argument("--T", type=int, default=4096)
+    args = p.parse_args()
+    timer = Timer(True, 20)
+    cases = [(n, *rope_case(n, args.T)) for n in MODELS]
+    cases.append(("llama_rms_norm", *rms_case(args.T)))
+    rows = []
+    for name, module, make in cases:
+        row = dict(name=name)
+        for backend in ("nvfuser", "inductor"):
+            try:
+                row[backend] = run(module, make, backend, timer)
+            except Exception as e:  # a failure is a result, not a crash
+                row[backend] = dict(error=str(e).splitlines()[0][:200])
+        rows.append(row)
+        print(name, json.dumps({b: {k: v for k, v in row[b].items()
+                                    if k != "graphs"}
+                                for b in ("nvfuser", "inductor")}),
+              flush=True)
+    print("\n| module | ours fwd ms (kernels) | inductor fwd ms (kernels) | "
+          "ours fwd+bwd ms (kernels) | inductor fwd+bwd ms (kernels) | "
+          "max rel err fwd/bwd | graph breaks |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        a, b = r["nvfuser"], r["inductor"]
+        if "error" in a or "error" in b:
+            print("| %s | %s | %s |  |  |  |  |" % (
+                r["name"], a.get("error", ""), b.get("error", "")))
+            continue
+        print("| %s | %.3f (%d) | %.3f (%d) | %.3f (%d) | %.3f (%d) | "
+              "%.1e / %.1e | %d |" % (
+                  r["name"], a["fwd_ms"], a["fwd_kernels"], b["fwd_ms"],
+                  b["fwd_kernels"], a["fwd_bwd_ms"], a["fwd_bwd_kernels"],
+                  b["fwd_bwd_ms"], b["fwd_bwd_kernels"], a["fwd_rel_err"],
+                  a["bwd_rel_err"], a["graph_breaks"]))
+    for r in rows:
+        for g in r["nvfuser"].get("graphs", []):
+            if g["unsupported"]:
+                print("%s: eager nodes %s" % (r["name"], g["unsupported"]))
+    with open(args.json, "w") as f:
+        json.dump(dict(gpu=torch.cuda.get_device_name(), T=args.T, rows=rows),
+                  f, indent=1)
+    print("wrote", args.json)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,351 @@
+"""Splits an FX graph into regions our compiler runs and the rest (eager).
+
+``compile_graph(gm, example_inputs)`` records every node's value on the
+example inputs, marks the nodes the translator supports, groups them into
+maximal regions that keep the graph a DAG (torch's
+CapabilityBasedPartitioner), and replaces each region by a ``FusionRegion``
+module executing one FusionDefinition. ``NVFUSER_DUMP=fx_partition`` prints
+the regions and every unsupported node with its reason.
+"""
+
+import os
+
+import torch
+from torch.fx.passes.infra.partitioner import (CapabilityBasedPartitioner,
+                                               Partition)
+from torch.fx.passes.operator_support import OperatorSupportBase
+
+from ..fusion_definition import FusionDefinition, torch_dtype_to_nvfuser_dtype
+from ..values import Tensor
+from .translator import SUPPORTED_DTYPES, Unsupported, op_name, translate_node
+
+
+def _dump_enabled():
+    return "fx_partition" in os.environ.get("NVFUSER_DUMP", "").split(",")
+
+
+class _Recorder(torch.fx.Interpreter):
+    """Runs the graph once and keeps every node's value."""
+
+    def __init__(self, gm):
+        super().__init__(gm)
+        self.values = {}
+
+    def run_node(self, n):
+        v = super().run_node(n)
+        self.values[n] = v
+        return v
+
+
+def record_values(gm, example_inputs):
+    """Every node's value: from the graph's metadata where every node has
+    one (aot_autograd and dynamo graphs, possibly fake tensors), else by
+    running the graph on the example inputs (symbolic_trace graphs)."""
+    nodes = list(gm.graph.nodes)
+    calls = [n for n in nodes if n.op in ("call_function", "call_method")]
+    if calls and all("val" in n.meta for n in calls):
+        values = {}
+        for n in nodes:
+            if "val" in n.meta:
+                values[n] = n.meta["val"]
+            elif n.op == "get_attr":  # a constant without metadata
+                obj = gm
+                for part in n.target.split("."):
+                    obj = getattr(obj, part)
+                values[n] = obj
+            else:
+                values[n] = None
+        return values
+    rec = _Recorder(gm)
+    with torch.no_grad():
+        rec.run(*example_inputs)
+    return rec.values
+
+
+def _plain_tensor(v):
+    return (isinstance(v, torch.Tensor) and v.dtype in SUPPORTED_DTYPES and
+            v.layout == torch.strided and
+            all(isinstance(s, int) for s in v.shape))
+
+
+class _TranslationContext:
+    def __init__(self, fd, values):
+        self.fd = fd
+        self.values = values
+
+    def value_of(self, node):
+        return self.values[node]
+
+    def _to_shape(self, x, shape):
+        if not isinstance(x, Tensor):
+            return x
+        r = x.ndim
+        if list(x.shape()) == list(shape):
+            return x
+        return self.fd.ops.broadcast_in_dim(
+            x, list(shape), list(range(len(shape) - r, len(shape))))
+
+    def broadcast_binary(self, fn, a, b, node):
+        shape = list(self.value_of(node).shape)
+        return fn(self._to_shape(a, shape), self._to_shape(b, shape))
+
+    def broadcast_ternary(self, fn, a, b, c, node):
+        shape = list(self.value_of(node).shape)
+        return fn(*[self._to_shape(x, shape) for x in (a, b, c)])
+
+
+def _support_reason(node, values):
+    """None when the node can be translated, else why not."""
+    if node.op not in ("call_function", "call_method"):
+        return "not a call"
+    name = op_name(node)
+    from .translator import TABLE
+    if TABLE.get(name) is None:
+        return "no translation for %s" % name
+    out = values.get(node)
+    if not _plain_tensor(out):
+        return "its value is not a plain tensor of a supported dtype"
+    for a in node.all_input_nodes:
+        v = values.get(a)
+        if isinstance(v, torch.Tensor) and not _plain_tensor(v):
+            return "input %s is not a plain tensor of a supported dtype" % a
+        if isinstance(v, torch.Tensor) and v.device != out.device:
+            return "inputs on several devices"
+    # Dry-run the handler on a scratch fusion: every constraint lives in
+    # the handler, so support and translation never disagree.
+    try:
+        with FusionDefinition() as fd:
+            ctx = _TranslationContext(fd, values)
+
+            def arg(a):
+                if isinstance(a, torch.fx.Node):
+                    v = values[a]
+                    return (fd.define_tensor(
+                        shape=list(v.shape),
+                        contiguity=[None if s == 1 else False
+                                    for s in v.shape],
+                        dtype=torch_dtype_to_nvfuser_dtype(v.dtype))
+                        if isinstance(v, torch.Tensor) else v)
+                return a
+            args = torch.fx.node.map_aggregate(node.args, arg)
+            kwargs = torch.fx.node.map_aggregate(node.kwargs, arg)
+            r = translate_node(ctx, node, list(args), dict(kwargs))
+            if not isinstance(r, Tensor):
+                return "translation gave no tensor"
+            fd.add_output(r)
+    except Unsupported as e:
+        return str(e)
+    except (TypeError, ValueError, RuntimeError, NotImplementedError,
+            KeyError, IndexError) as e:
+        return "rejected: %s" % str(e).splitlines()[0][:100]
+    return None
+
+
+class _Support(OperatorSupportBase):
+    def __init__(self, values):
+        self.values = values
+        self.reasons = {}
+
+    def is_node_supported(self, submodules, node):
+        if node not in self.reasons:
+            self.reasons[node] = _support_reason(node, self.values)
+        return self.reasons[node] is None
+
+
+class FusionRegion(torch.nn.Module):
+    """One region of the graph as a FusionDefinition. Calls whose tensor
+    inputs differ in shape, dtype or device from the recorded ones run the
+    region's original graph instead (recorded sizes are baked in)."""
+
+    def __init__(self, sub_gm, values_by_name):
+        super().__init__()
+        self.eager = sub_gm
+        self.fd, self.signature = self._translate(sub_gm, values_by_name)
+        self.fallbacks = 0
+
+    @staticmethod
+    def _translate(gm, values_by_name):
+        env = {}
+        signature = []
+        nodes = list(gm.graph.nodes)
+        with FusionDefinition() as fd:
+            ctx = _TranslationContext(fd, {})
+            for n in nodes:
+                v = values_by_name.get(n.name)
+                ctx.values[n] = v
+                if n.op == "placeholder":
+                    if isinstance(v, torch.Tensor):
+                        env[n] = fd.define_tensor(
+                            shape=list(v.shape),
+                            contiguity=[None if s == 1 else False
+                                        for s in v.shape],
+                            dtype=torch_dtype_to_nvfuser_dtype(v.dtype))
+                        signature.append((tuple(v.shape), v.dtype, v.device))
+                    else:
+                        env[n] = v
+                        signature.append(("value", v))
+                elif n.op in ("call_function", "call_method"):
+                    args = torch.fx.node.map_arg(n.args, lambda a: env[a])
+                    kwargs = torch.fx.node.map_arg(n.kwargs, lambda a: env[a])
+                    r = translate_node(ctx, n, list(args), dict(kwargs))
+                    want = torch_dtype_to_nvfuser_dtype(v.dtype)
+                    if r.dtype != want:  # PyTorch's result type
+                        r = fd.ops.cast(r, want)
+                    env[n] = r
+                elif n.op == "output":
+                    outs = n.args[0]
+                    outs = outs if isinstance(outs, (tuple, list)) else [outs]
+                    for o in outs:
+                        fd.add_output(env[o])
+        return fd, signature
+
+    def _matches(self, args):
+        if len(args) != len(self.signature):
+            return False
+        for a, s in zip(args, self.signature):
+            if s[0] == "value":
+                if a != s[1]:
+                    return False
+            elif not (isinstance(a, torch.Tensor) and tuple(a.shape) == s[0]
+                      and a.dtype == s[1] and a.device == s[2]):
+                return False
+        return True
+
+    def forward(self, *args):
+        if not self._matches(args):
+            self.fallbacks += 1
+            return self.eager(*args)
+        tensors = [a for a, s in zip(args, self.signature) if s[0] != "value"]
+        outs = self.fd.execute(tensors)
+        n_out = len(list(self.eager.graph.nodes)[-1].args[0]) if isinstance(
+            list(self.eager.graph.nodes)[-1].args[0], (tuple, list)) else None
+        if n_out is None:
+            return outs[0]
+        return tuple(outs)
+
+
+def _downstream(nodes, partition_of):
+    """Every node reachable from `nodes` once each partition is one node:
+    reaching any node of another partition reaches all of its nodes (its
+    fused call needs all of its inputs first)."""
+    seen = set()
+    stack = [u for n in nodes for u in n.users]
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        group = partition_of.get(n)
+        members = group.nodes if group is not None else {n}
+        for x in members:
+            if x not in seen:
+                seen.add(x)
+                stack.extend(x.users)
+    return seen - set(nodes)
+
+
+def merge_independent(partitions):
+    """Joins partitions with no path between them in either direction (the
+    q and k gradients of a rotary embedding): one FusionDefinition, so one
+    horizontally fused kernel, instead of several."""
+    merged = []
+    partition_of = {}
+    for p in sorted(partitions, key=lambda p: min(n.name for n in p.nodes)):
+        q = Partition(id=len(merged), nodes=p.nodes)
+        for n in q.nodes:
+            partition_of[n] = q
+        merged.append(q)
+    changed = True
+    while changed:
+        changed = False
+        for a in merged:
+            for b in merged:
+                if a is b or not a.nodes or not b.nodes:
+                    continue
+                if (_downstream(a.nodes, partition_of) & b.nodes or
+                        _downstream(b.nodes, partition_of) & a.nodes):
+                    continue
+                for n in b.nodes:
+                    a.add_node(n)
+                    partition_of[n] = a
+                b.nodes = set()
+                changed = True
+    return [p for p in merged if p.nodes]
+
+
+# One entry per compiled graph (regions, unsupported nodes with reasons),
+# for tools that look at what torch.compile handed over.
+COMPILED_GRAPHS = []
+
+
+def compile_graph(gm, example_inputs):
+    """Returns gm with every supported region replaced by a FusionRegion."""
+    values = record_values(gm, example_inputs)
+    support = _Support(values)
+    partitioner = CapabilityBasedPartitioner(
+        gm, support, allows_single_node_partition=True)
+    partitions = merge_independent(partitioner.propose_partitions())
+    by_name = {n.name: v for n, v in values.items()}
+    for n in gm.graph.nodes:
+        if n.op == "placeholder":
+            by_name[n.name] = values.get(n)
+    fused = partitioner.fuse_partitions(partitions)
+    subs = {n.target: getattr(fused, n.target) for n in fused.graph.nodes
+            if n.op == "call_module" and n.target.startswith("fused_")}
+
+    def original_value(outer):
+        """The recorded value behind an argument of a fused call: an
+        original node, or an output of another region (a new getitem on
+        its call, or the call itself)."""
+        if not isinstance(outer, torch.fx.Node):
+            return outer
+        if outer.name in by_name:
+            return by_name[outer.name]
+        call, idx = outer, None
+        if outer.op == "call_function" and outer.args and isinstance(
+                outer.args[0], torch.fx.Node) and \
+                outer.args[0].op == "call_module":
+            call, idx = outer.args[0], outer.args[1]
+        if call.op != "call_module" or call.target not in subs:
+            return None
+        outs = list(subs[call.target].graph.nodes)[-1].args[0]
+        if isinstance(outs, (tuple, list)):
+            return by_name.get(outs[idx if idx is not None else 0].name)
+        return by_name.get(outs.name)
+
+    regions = []
+    for node in list(fused.graph.nodes):
+        if node.op != "call_module" or node.target not in subs:
+            continue
+        sub = subs[node.target]
+        # Region nodes keep the original names; its placeholders are named
+        # after the outer arguments, which may be new getitem nodes.
+        sub_values = dict(by_name)
+        for ph, outer in zip([p for p in sub.graph.nodes
+                              if p.op == "placeholder"], node.args):
+            sub_values[ph.name] = original_value(outer)
+        region = FusionRegion(sub, sub_values)
+        setattr(fused, node.target, region)
+        regions.append((node.target, sub))
+    fused.recompile()
+    if _dump_enabled():
+        print(describe(regions, support))
+    fused.nvfuser_unsupported = {
+        n.name: r for n, r in support.reasons.items()
+        if r is not None and n.op in ("call_function", "call_method")}
+    fused.nvfuser_regions = [name for name, _ in regions]
+    COMPILED_GRAPHS.append(dict(regions=len(regions),
+                                unsupported=dict(fused.nvfuser_unsupported)))
+    return fused
+
+
+def describe(regions, support):
+    lines = ["[fx_partition] %d region(s)" % len(regions)]
+    for name, sub in regions:
+        ops = [op_name(n) for n in sub.graph.nodes
+               if n.op in ("call_function", "call_method")]
+        lines.append("[fx_partition] %s: %s" % (name, " ".join(ops)))
+    for node, reason in support.reasons.items():
+        if reason is not None and node.op in ("call_function", "call_method"):
+            lines.append("[fx_partition] eager: %s (%s): %s" % (
+                node.name, op_name(node), reason))
+    return "\n".join(lines)

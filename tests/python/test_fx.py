@@ -1,0 +1,222 @@
+"""FX translation and partitioning (nvfuser.fx) on the CPU: symbolic_trace
+graphs and functorch aot_function graphs (forward and backward), numerics
+against eager; the torch.compile path where dynamo exists."""
+
+import pytest
+import torch
+import torch.fx
+
+from nvfuser.fx import TABLE, compile_graph, register
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def apply_rotary(q, k, cos, sin):
+    cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+    return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+
+
+def repeat_kv(x, n):
+    if n == 1:
+        return x
+    return x[:, :, None, :, :].expand(-1, -1, n, -1, -1).reshape(
+        x.size(0), x.size(1) * n, x.size(2), x.size(3))
+
+
+class RotaryEmbedding(torch.nn.Module):
+    """cos/sin from position ids: an outer product as a batched matmul."""
+
+    def __init__(self, dim, base=10000.0):
+        super().__init__()
+        inv = 1.0 / (base ** (torch.arange(0, dim, 2).float() / dim))
+        self.register_buffer("inv_freq", inv, persistent=False)
+
+    def forward(self, x, position_ids):
+        inv = self.inv_freq[None, :, None].float()  # batch-broadcast
+        pos = position_ids[:, None, :].float()
+        freqs = (inv @ pos).transpose(1, 2)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+
+
+class Attention(torch.nn.Module):
+    def __init__(self, heads=4, kv_heads=2, dim=16):
+        super().__init__()
+        self.h, self.g, self.d = heads, kv_heads, dim
+        self.rope = RotaryEmbedding(dim)
+
+    def forward(self, q, k, v, position_ids):
+        b, t = q.size(0), q.size(1)
+        q = q.view(b, t, self.h, self.d).transpose(1, 2)
+        k = k.view(b, t, self.g, self.d).transpose(1, 2)
+        v = v.view(b, t, self.g, self.d).transpose(1, 2)
+        cos, sin = self.rope(v, position_ids)
+        q, k = apply_rotary(q, k, cos, sin)
+        return (q, repeat_kv(k, self.h // self.g),
+                repeat_kv(v, self.h // self.g))
+
+
+class RMSNorm(torch.nn.Module):
+    def __init__(self, n, eps=1e-6):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(n))
+        self.eps = eps
+
+    def forward(self, x):
+        dtype = x.dtype
+        x = x.to(torch.float32)
+        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * x.to(dtype)
+
+
+def attention_inputs(t=8, requires_grad=False):
+    q = torch.randn(2, t, 4 * 16, requires_grad=requires_grad)
+    k = torch.randn(2, t, 2 * 16, requires_grad=requires_grad)
+    v = torch.randn(2, t, 2 * 16, requires_grad=requires_grad)
+    pos = torch.arange(t).expand(2, t)
+    return [q, k, v, pos]
+
+
+def test_symbolic_trace_rotary_is_one_region():
+    m = Attention()
+    inputs = attention_inputs()
+    c = compile_graph(torch.fx.symbolic_trace(m), inputs)
+    for o, r in zip(c(*inputs), m(*inputs)):
+        torch.testing.assert_close(o, r)
+    # symbolic_trace graphs keep shape and dtype queries as eager nodes
+    # (q.size(0), v.dtype) between the head views and the rotary math, so
+    # a few regions; all the rotary math is in one of them.
+    assert 1 <= len(c.nvfuser_regions) <= 3
+    rotary = [r for r in c.nvfuser_regions
+              if sum(n.op == "call_function" and "cat" in str(n.target)
+                     for n in getattr(c, r).eager.graph.nodes) == 3]
+    assert len(rotary) == 1  # cat(freqs, freqs) and both rotate_halfs
+    # Only shape arithmetic and attribute reads stay in eager.
+    assert set(c.nvfuser_unsupported.values()) <= {
+        "no translation for getattr", "no translation for floordiv",
+        "its value is not a plain tensor of a supported dtype",
+        "no translation for size"}, c.nvfuser_unsupported
+
+
+def test_shape_change_falls_back_to_eager():
+    m = Attention()
+    c = compile_graph(torch.fx.symbolic_trace(m), attention_inputs(t=8))
+    longer = attention_inputs(t=12)
+    for o, r in zip(c(*longer), m(*longer)):
+        torch.testing.assert_close(o, r)
+    regions = [getattr(c, name) for name in c.nvfuser_regions]
+    assert sum(r.fallbacks for r in regions) >= 1
+
+
+def _aot(fn, inputs, grads_of):
+    from functorch.compile import aot_function, make_boxed_func
+    seen = []
+
+    def comp(gm, ins):
+        c = compile_graph(gm, ins)
+        seen.append(c)
+        return make_boxed_func(c)
+    compiled = aot_function(fn, fw_compiler=comp, bw_compiler=comp)
+    outs = compiled(*inputs)
+    loss = sum((o.float() * (i + 1)).sum() for i, o in enumerate(outs))
+    grads = torch.autograd.grad(loss, grads_of)
+    return outs, grads, seen
+
+
+def test_aot_forward_and_backward_of_hf_rotary_match_eager():
+    m = Attention()
+    inputs = attention_inputs(requires_grad=True)
+    wrt = inputs[:3]
+    outs, grads, seen = _aot(m, inputs, wrt)
+    ref = m(*inputs)
+    loss = sum((o.float() * (i + 1)).sum() for i, o in enumerate(ref))
+    ref_grads = torch.autograd.grad(loss, wrt)
+    for o, r in zip(outs, ref):
+        torch.testing.assert_close(o, r)
+    for g, r in zip(grads, ref_grads):
+        torch.testing.assert_close(g, r, rtol=1e-5, atol=1e-5)
+    assert len(seen) == 2  # forward and backward graphs both came through
+    fwd, bwd = seen
+    assert len(fwd.nvfuser_regions) == 1 and len(bwd.nvfuser_regions) >= 1
+    assert not bwd.nvfuser_unsupported, bwd.nvfuser_unsupported
+
+
+def rms_norm(x, weight, eps=1e-6):
+    dtype = x.dtype
+    x = x.to(torch.float32)
+    x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+    return (weight * x.to(dtype),)
+
+
+def test_aot_rms_norm_is_one_region_each_way():
+    x = torch.randn(6, 32, requires_grad=True)
+    w = torch.randn(32, requires_grad=True)
+    outs, grads, seen = _aot(rms_norm, [x, w], [x, w])
+    ref = rms_norm(x, w)[0]
+    ref_grads = torch.autograd.grad(ref.sum(), [x, w])
+    torch.testing.assert_close(outs[0], ref)
+    for g, r in zip(grads, ref_grads):
+        torch.testing.assert_close(g, r, rtol=1e-5, atol=1e-5)
+    assert len(seen[0].nvfuser_regions) == 1
+    assert 1 <= len(seen[1].nvfuser_regions) <= 2
+    assert not seen[0].nvfuser_unsupported and not seen[1].nvfuser_unsupported
+
+
+def test_unsupported_nodes_stay_eager_with_a_reason(capsys, monkeypatch):
+    class M(torch.nn.Module):
+        def forward(self, x):
+            y = torch.exp(x) * 2
+            s = torch.sort(y, dim=-1)[0]  # not translated
+            return torch.relu(s) + 1
+
+    monkeypatch.setenv("NVFUSER_DUMP", "fx_partition")
+    x = torch.randn(4, 8)
+    c = compile_graph(torch.fx.symbolic_trace(M()), [x])
+    torch.testing.assert_close(c(x), M()(x))
+    assert c.nvfuser_unsupported["sort"] == "no translation for sort"
+    assert len(c.nvfuser_regions) == 2  # before and after the sort
+    out = capsys.readouterr().out
+    assert "[fx_partition] eager: sort (sort): no translation for sort" in out
+
+
+def test_table_ops_translate_and_match():
+    class M(torch.nn.Module):
+        def forward(self, a, b, w):
+            x = torch.where(a > 0, a, b).permute(1, 0)
+            y = torch.nn.functional.pad(x, (1, 2)) + torch.full((8, 7), 0.5)
+            z = torch.addmm(w[0], a, w) + torch.mm(a, w).amax(-1,
+                                                             keepdim=True)
+            s = y.sum(0) + torch.arange(7) * 0.25
+            return s, z.var(0), torch.cat([z, z], 1).mean(), y.squeeze()
+
+    a, b, w = torch.randn(4, 8), torch.randn(4, 8), torch.randn(8, 8)
+    c = compile_graph(torch.fx.symbolic_trace(M()), [a, b, w])
+    for o, r in zip(c(a, b, w), M()(a, b, w)):
+        torch.testing.assert_close(o, r, rtol=1e-5, atol=1e-5)
+    assert not c.nvfuser_unsupported, c.nvfuser_unsupported
+
+
+def test_table_covers_the_issue_list():
+    for name in ["add", "mul", "div", "_to_copy", "convert_element_type",
+                 "view", "reshape", "_unsafe_view", "permute", "transpose",
+                 "unsqueeze", "squeeze", "expand", "slice", "narrow", "cat",
+                 "constant_pad_nd", "sum", "amax", "mean", "var", "where",
+                 "full", "zeros", "ones", "arange", "mm", "bmm", "matmul",
+                 "addmm", "clone", "alias"]:
+        assert TABLE.get(name) is not None, name
+
+
+@pytest.mark.skipif(not hasattr(torch, "compile"),
+                    reason="torch.compile needs torch >= 2.0 (dynamo)")
+def test_torch_compile_backend():
+    assert register()
+    m = Attention()
+    inputs = attention_inputs(requires_grad=True)
+    compiled = torch.compile(m, backend="nvfuser")
+    outs = compiled(*inputs)
+    for o, r in zip(outs, m(*inputs)):
+        torch.testing.assert_close(o, r)
+    sum(o.sum() for o in outs).backward()
