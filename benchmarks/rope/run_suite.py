@@ -65,6 +65,33 @@ def compiled_callable(cfg, mode, fwd_inputs, bwd_inputs):
                                         retain_graph=True)), None
 
 
+def max_rel_error(outs, refs):
+    return max(((o.double() - r.double()).abs().max() /
+                r.double().abs().max().clamp_min(1e-12)).item()
+               for o, r in zip(outs, refs))
+
+
+def check_fp32(name, mode, dev):
+    """Our outputs under every policy against eager (forward) or autograd
+    in float64 (backward), fp32 at a small size: max relative error."""
+    cfg = rv.small(name, 64)
+    f32 = DataType.Float
+    fwd = rv.forward_inputs(cfg, f32, dev)
+    if mode == "fwd":
+        inputs, refs = fwd, rv.eager_forward(cfg, *fwd)
+    else:
+        inputs = rv.backward_inputs(cfg, f32, dev, fwd=fwd)
+        refs = rv.autograd_backward(cfg, inputs, fwd)
+    errors = {}
+    for policy, disable in POLICIES.items():
+        with FusionDefinition() as fd:
+            (rv.define_forward if mode == "fwd" else rv.define_backward)(
+                fd, cfg, f32)
+        outs = fd.execute(inputs, _disable_options=disable)
+        errors["nvfuser-" + policy] = max_rel_error(outs, refs)
+    return errors
+
+
 def run_one(name, mode, T, cuda, timer, copy_bw, dry):
     cfg = rv.small(name, T) if dry else rv.sized(name, T)
     dev = "cuda" if cuda else "cpu"
@@ -73,7 +100,8 @@ def run_one(name, mode, T, cuda, timer, copy_bw, dry):
     bwd_inputs = rv.backward_inputs(cfg, dt, dev, fwd=fwd_inputs)
     inputs = fwd_inputs if mode == "fwd" else bwd_inputs
     define = rv.define_forward if mode == "fwd" else rv.define_backward
-    row = dict(variant=name, mode=mode, T=T, results={})
+    row = dict(variant=name, mode=mode, T=T, results={},
+               fp32_max_rel_error=check_fp32(name, mode, dev))
     for policy, disable in POLICIES.items():
         with FusionDefinition() as fd:
             define(fd, cfg, dt)
@@ -106,6 +134,9 @@ def run_one(name, mode, T, cuda, timer, copy_bw, dry):
         row["results"]["torch.compile"] = dict(unavailable=why)
     else:
         compile_ms = (time.perf_counter() - t0) * 1e3
+        if mode == "fwd":  # bf16 at size, against eager
+            row["bf16_max_rel_error_torch_compile"] = max_rel_error(
+                comp(), eager())
         ms = timer(comp)
         row["results"]["torch.compile"] = dict(
             ms=ms, kernels=count_kernels(comp, cuda), compile_ms=compile_ms)
@@ -121,8 +152,9 @@ def markdown(rows, copy_bw):
     for mode in ("fwd", "bwd"):
         out.append("\n### %s\n" % mode)
         out.append("| variant | T | segments off/unary/ext/ext-no-hf | ours ms | of copy "
-                   "BW | eager ms | torch.compile ms (kernels) | vs compile |")
-        out.append("|---|---|---|---|---|---|---|---|")
+                   "BW | eager ms | torch.compile ms (kernels) | vs compile | "
+                   "fp32 err |")
+        out.append("|---|---|---|---|---|---|---|---|---|")
         for r in rows:
             if r["mode"] != mode:
                 continue
@@ -136,9 +168,12 @@ def markdown(rows, copy_bw):
                    else tc["unavailable"])
             vs = ("%.2fx" % r["speedup_vs_compile"]
                   if r["speedup_vs_compile"] else "-")
-            out.append("| %s | %d | %s | %.3f | %.1f%% | %.3f | %s | %s |" % (
-                r["variant"], r["T"], segs, ext["ms"], 100 * ext["frac"],
-                res["eager"]["ms"], tcs, vs))
+            err = max(r["fp32_max_rel_error"].values())
+            out.append("| %s | %d | %s | %.3f | %.1f%% | %.3f | %s | %s | "
+                       "%.0e |" % (
+                           r["variant"], r["T"], segs, ext["ms"],
+                           100 * ext["frac"], res["eager"]["ms"], tcs, vs,
+                           err))
     return "\n".join(out) + "\n"
 
 
