@@ -12,9 +12,14 @@ def _boxed(gm, example_inputs):
 
 
 def nvfuser_backend(gm, example_inputs):
-    """A torch.compile backend (torch >= 2.0)."""
+    """A torch.compile backend (torch >= 2.0). The forward/backward split
+    is the min-cut one (as inductor's): the backward recomputes cheap
+    pointwise values instead of the forward saving them to memory."""
     from torch._dynamo.backends.common import aot_autograd
-    return aot_autograd(fw_compiler=_boxed, bw_compiler=_boxed)(
+    from torch._functorch.partitioners import \
+        min_cut_rematerialization_partition
+    return aot_autograd(fw_compiler=_boxed, bw_compiler=_boxed,
+                        partition_fn=min_cut_rematerialization_partition)(
         gm, example_inputs)
 
 

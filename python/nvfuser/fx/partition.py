@@ -247,29 +247,33 @@ def merge_independent(partitions):
     """Joins partitions with no path between them in either direction (the
     q and k gradients of a rotary embedding): one FusionDefinition, so one
     horizontally fused kernel, instead of several."""
-    merged = []
-    partition_of = {}
-    for p in sorted(partitions, key=lambda p: min(n.name for n in p.nodes)):
-        q = Partition(id=len(merged), nodes=p.nodes)
-        for n in q.nodes:
-            partition_of[n] = q
-        merged.append(q)
+    # Plain node sets (Partition.nodes is a set in torch 1.13, a dict in 2.x).
+    groups = [set(p.nodes) for p in
+              sorted(partitions, key=lambda p: min(n.name for n in p.nodes))]
+
+    class _Group:
+        def __init__(self, nodes):
+            self.nodes = nodes
+
+    boxes = [_Group(g) for g in groups]
+    partition_of = {n: b for b in boxes for n in b.nodes}
     changed = True
     while changed:
         changed = False
-        for a in merged:
-            for b in merged:
+        for a in boxes:
+            for b in boxes:
                 if a is b or not a.nodes or not b.nodes:
                     continue
                 if (_downstream(a.nodes, partition_of) & b.nodes or
                         _downstream(b.nodes, partition_of) & a.nodes):
                     continue
                 for n in b.nodes:
-                    a.add_node(n)
                     partition_of[n] = a
+                a.nodes |= b.nodes
                 b.nodes = set()
                 changed = True
-    return [p for p in merged if p.nodes]
+    return [Partition(id=i, nodes=list(b.nodes))
+            for i, b in enumerate(x for x in boxes if x.nodes)]
 
 
 # One entry per compiled graph (regions, unsupported nodes with reasons),
