@@ -130,10 +130,14 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--json", default="fx_backend_bench.json")
     p.add_argument("--T", type=int, default=4096)
+    p.add_argument("--cases", default=",".join(list(MODELS) +
+                                                ["llama_rms_norm"]))
     args = p.parse_args()
     timer = Timer(True, 20)
-    cases = [(n, *rope_case(n, args.T)) for n in MODELS]
-    cases.append(("llama_rms_norm", *rms_case(args.T)))
+    wanted = args.cases.split(",")
+    cases = [(n, *rope_case(n, args.T)) for n in MODELS if n in wanted]
+    if "llama_rms_norm" in wanted:
+        cases.append(("llama_rms_norm", *rms_case(args.T)))
     rows = []
     for name, module, make in cases:
         row = dict(name=name)
