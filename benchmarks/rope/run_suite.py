@@ -178,11 +178,32 @@ def markdown(rows, copy_bw):
 
 
 def chart(rows, path):
+    """Top: time per variant per executor (log scale), forward and
+    backward. Bottom: our bandwidth as a share of copy bandwidth vs T."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(14, 5))
-    for mode, ax in zip(("fwd", "bwd"), axes):
+    fig, axes = plt.subplots(2, 2, figsize=(15, 9))
+    executors = [("nvfuser-extended", "ours"), ("eager", "eager"),
+                 ("torch.compile", "torch.compile")]
+    for col, mode in enumerate(("fwd", "bwd")):
+        ax = axes[0][col]
+        Tmax = max((r["T"] for r in rows if r["mode"] == mode), default=0)
+        sel = sorted((r for r in rows if r["mode"] == mode and
+                      r["T"] == Tmax), key=lambda r: r["variant"])
+        width = 0.8 / len(executors)
+        for k, (key, label) in enumerate(executors):
+            ms = [r["results"][key].get("ms", float("nan")) for r in sel]
+            ax.bar([i + k * width for i in range(len(sel))], ms, width,
+                   label=label)
+        ax.set_xticks([i + width for i in range(len(sel))])
+        ax.set_xticklabels([r["variant"] for r in sel], rotation=30,
+                           ha="right", fontsize=7)
+        ax.set_yscale("log")
+        ax.set_ylabel("ms (median, L2 flushed)")
+        ax.set_title("RoPE %s at T=%d" % (mode, Tmax))
+        ax.legend(fontsize=7)
+        ax = axes[1][col]
         for name in sorted({r["variant"] for r in rows}):
             pts = sorted((r["T"], r["results"]["nvfuser-extended"]["frac"])
                          for r in rows
@@ -191,7 +212,8 @@ def chart(rows, path):
                 ax.plot([p[0] for p in pts], [100 * p[1] for p in pts],
                         marker="o", label=name)
         ax.set_xscale("log", base=2)
-        ax.set_title("RoPE %s: %% of copy bandwidth (extended)" % mode)
+        ax.set_ylim(0, 110)
+        ax.set_title("RoPE %s: %% of copy bandwidth vs T (ours)" % mode)
         ax.set_xlabel("T")
         ax.legend(fontsize=6)
     fig.tight_layout()
@@ -203,8 +225,15 @@ def main():
     p.add_argument("--out", default=".")
     p.add_argument("--quick", action="store_true")
     p.add_argument("--dry-run", action="store_true")
+    p.add_argument("--chart-from", metavar="JSON",
+                   help="only draw the chart of an earlier run's JSON")
     p.add_argument("--variants", default=",".join(sorted(rv.CONFIGS)))
     args = p.parse_args()
+    if args.chart_from:
+        with open(args.chart_from) as f:
+            chart(json.load(f)["rows"],
+                  os.path.join(args.out, "rope_suite.png"))
+        return
     cuda = torch.cuda.is_available() and not args.dry_run
     timer = Timer(cuda, reps=20 if cuda else 2)
     copy_bw = copy_bandwidth(cuda, timer)

@@ -7,6 +7,41 @@
 namespace nvfuser {
 namespace pointwise_detail {
 
+namespace {
+// x ** c for the constant exponents ATen special-cases (2, 3, 0.5, -0.5,
+// -1, -2) as the same products, roots and reciprocals: no powf (about 30
+// instructions per element, enough to make an RMS norm compute-bound).
+std::string smallPower(const Val* exponent, DataType t, const std::string& x,
+                       const std::string& general) {
+  const Scalar* c = exponent->isTensor() ? nullptr : exponent->asScalar();
+  if (c == nullptr || !c->isConst()) {
+    return general;
+  }
+  const double v = scalarToDouble(*c->value());
+  const std::string one = "(" + cudaType(t) + ")1";
+  const bool f = t == DataType::Float;
+  if (v == 2.0) {
+    return "(" + x + " * " + x + ")";
+  }
+  if (v == 3.0) {
+    return "(" + x + " * " + x + " * " + x + ")";
+  }
+  if (v == 0.5) {
+    return std::string(f ? "sqrtf(" : "sqrt(") + x + ")";
+  }
+  if (v == -0.5) {
+    return std::string(f ? "rsqrtf(" : "rsqrt(") + x + ")";
+  }
+  if (v == -1.0) {
+    return "(" + one + " / " + x + ")";
+  }
+  if (v == -2.0) {
+    return "(" + one + " / (" + x + " * " + x + "))";
+  }
+  return general;
+}
+}  // namespace
+
 Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
                                         const Index& idx) {
   const DataType out = v->dtype();
@@ -40,6 +75,9 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
       Value y = operand(e->input(1), idx);
       std::string r = binaryExpr(b->op(), t, cast(x, e->input(0)->dtype(), t),
                                  cast(y, e->input(1)->dtype(), t));
+      if (b->op() == BinaryOpType::Pow && isFloatingType(t)) {
+        r = smallPower(e->input(1), t, cast(x, e->input(0)->dtype(), t), r);
+      }
       DataType rt = isComparison(b->op()) ? DataType::Bool : t;
       return emit(out, x.lane || y.lane, castExpr(rt, out, r));
     }

@@ -147,6 +147,25 @@ TEST(CodegenTest, ReducedFloatComparisonsCompile) {
   EXPECT_EQ(compileAll(f).size(), 1u);  // two branches, one kernel
 }
 
+// ATen's special exponents become products and roots, not powf.
+TEST(CodegenTest, SmallConstantPowersAreProducts) {
+  Fusion f;
+  TensorView* x = defineTensor(f, {4, 8}, DataType::Float);
+  f.addOutput(
+      binaryOp(BinaryOpType::Pow, x, defineScalar(f, DataType::Double, 2.0)));
+  f.addOutput(
+      binaryOp(BinaryOpType::Pow, x, defineScalar(f, DataType::Double, -0.5)));
+  std::vector<std::string> codes = compileAll(f);
+  ASSERT_EQ(codes.size(), 1u);
+  EXPECT_EQ(codes[0].find("powf("), std::string::npos);
+  EXPECT_NE(codes[0].find("rsqrtf("), std::string::npos);
+  Fusion g;
+  TensorView* y = defineTensor(g, {4, 8}, DataType::Float);
+  g.addOutput(
+      binaryOp(BinaryOpType::Pow, y, defineScalar(g, DataType::Double, 1.7)));
+  EXPECT_NE(compileAll(g)[0].find("powf("), std::string::npos);
+}
+
 TEST(CodegenTest, MatmulIsNotGenerated) {
   Fusion f;
   TensorView* a = defineTensor(f, {4, 8}, DataType::Float);
