@@ -199,6 +199,25 @@ def test_table_ops_translate_and_match():
     assert not c.nvfuser_unsupported, c.nvfuser_unsupported
 
 
+def test_backward_scatter_ops_translate():
+    # What slice gradients look like after decomposition (torch 2.x):
+    # zeros + slice_scatter.
+    class M(torch.nn.Module):
+        def forward(self, g, base):
+            z = g.new_zeros((4, 16))
+            a = torch.slice_scatter(z, g, dim=1, start=4, end=12, step=1)
+            b = torch.slice_scatter(base, g, dim=1, start=0, end=8,
+                                   step=1)
+            c = torch.slice_scatter(base, g, dim=1, start=8, end=16,
+                                   step=1)
+            return a + b + c
+
+    g, base = torch.randn(4, 8), torch.randn(4, 16)
+    c = compile_graph(torch.fx.symbolic_trace(M()), [g, base])
+    torch.testing.assert_close(c(g, base), M()(g, base))
+    assert not c.nvfuser_unsupported, c.nvfuser_unsupported
+
+
 def test_table_covers_the_issue_list():
     for name in ["add", "mul", "div", "_to_copy", "convert_element_type",
                  "view", "reshape", "_unsafe_view", "permute", "transpose",

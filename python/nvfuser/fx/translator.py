@@ -398,6 +398,46 @@ def _slice_backward(ctx, node, args, kwargs):
 
 
 TABLE["slice_backward"] = _slice_backward
+
+
+def _slice_scatter(ctx, node, args, kwargs):
+    """base with base[start:end] along dim replaced by src (step 1): the
+    parts of base before and after, and src, concatenated."""
+    base, src = args[0], args[1]
+    out = _shape(ctx, node)
+    dim = _dims(kwargs.get("dim", args[2] if len(args) > 2 else 0),
+                len(out))[0]
+    start = kwargs.get("start", args[3] if len(args) > 3 else None)
+    end = kwargs.get("end", args[4] if len(args) > 4 else None)
+    step = kwargs.get("step", args[5] if len(args) > 5 else 1)
+    start, end, step = slice(start, end, step).indices(out[dim])
+    if step != 1:
+        raise Unsupported("slice_scatter with a step")
+    end = max(start, end)
+    parts = []
+    for a, b in ((0, start), (end, out[dim])):
+        if b > a:
+            starts = [0] * len(out)
+            ends = list(out)
+            starts[dim], ends[dim] = a, b
+            parts.append(ctx.fd.ops.slice(base, starts, ends))
+    if start > 0:
+        parts.insert(1, src)
+    else:
+        parts.insert(0, src)
+    if len(parts) == 1:
+        return ctx.fd.ops.set(src)
+    return ctx.fd.ops.cat(parts, dim)
+
+
+def _new_zeros(ctx, node, args, kwargs):
+    out = ctx.value_of(node)
+    return ctx.fd.ops.full(list(out.shape), 0,
+                           torch_dtype_to_nvfuser_dtype(out.dtype))
+
+
+TABLE["slice_scatter"] = _slice_scatter
+TABLE["new_zeros"] = _new_zeros
 TABLE["detach"] = _identity
 TABLE["lift_fresh_copy"] = _identity
 TABLE["_reshape_alias"] = _reshape  # a view: same values, new sizes
