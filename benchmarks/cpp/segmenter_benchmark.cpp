@@ -1,5 +1,6 @@
 // Segmentation time on synthetic fusions of growing size (no ATen, no
-// codegen): long chains, wide fans and stacked RoPE blocks. Prints a table
+// codegen): long chains, wide fans, stacked RoPE blocks and transformer-like
+// layers with many segments. Prints a table
 // with the fitted growth exponent per shape and writes JSON.
 //
 //   segmenter_benchmark [--max-exprs N] [--json PATH]
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "ops/arith.h"
+#include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
 #include "options.h"
 #include "segmenter/segment_candidate_finder.h"
@@ -80,6 +82,41 @@ void stackedRope(Fusion& f, int64_t n) {
   f.addOutput(k);
 }
 
+// Transformer-like layers (about 30 exprs each): RMS norm (a row
+// reduction), a matmul (its own segment), heads reshape + rotary, residual,
+// and every layer's rotated heads as an output: many segments, many
+// horizontal-fusion candidates.
+void transformerLayers(Fusion& f, int64_t n) {
+  const int64_t T = 64, H = 4, D = 32, C = H * D;
+  TensorView* x = defineTensor(f, {T, C}, DataType::Float);
+  TensorView* cos = defineTensor(f, {T, D}, DataType::Float);
+  TensorView* sin = defineTensor(f, {T, D}, DataType::Float);
+  TensorView* cb = broadcastInDim(cos, {H, T, D}, {1, 2});
+  TensorView* sb = broadcastInDim(sin, {H, T, D}, {1, 2});
+  int64_t layers = std::max<int64_t>(1, n / 30);
+  for (int64_t i = 0; i < layers; ++i) {
+    TensorView* sq = binaryOp(BinaryOpType::Mul, x, x)->asTensor();
+    TensorView* ms = reduction(ReductionOpType::Mean, sq, {1}, true);
+    TensorView* inv = unaryOp(UnaryOpType::Rsqrt, ms)->asTensor();
+    TensorView* xn =
+        binaryOp(BinaryOpType::Mul, x, expand(inv, {T, C}))->asTensor();
+    TensorView* w = defineTensor(f, {C, C}, DataType::Float);
+    TensorView* y = matmul(xn, w);
+    TensorView* h = permute(reshape(y, {T, H, D}), {1, 0, 2});
+    TensorView* h1 = slice(h, {0, 0, 0}, {H, T, D / 2}, {});
+    TensorView* h2 = slice(h, {0, 0, D / 2}, {H, T, D}, {});
+    TensorView* rot = cat({unaryOp(UnaryOpType::Neg, h2)->asTensor(), h1}, 2);
+    TensorView* r =
+        binaryOp(BinaryOpType::Add, binaryOp(BinaryOpType::Mul, h, cb),
+                 binaryOp(BinaryOpType::Mul, rot, sb))
+            ->asTensor();
+    f.addOutput(r);
+    x = binaryOp(BinaryOpType::Add, x, reshape(permute(r, {1, 0, 2}), {T, C}))
+            ->asTensor();
+  }
+  f.addOutput(x);
+}
+
 struct Row {
   std::string shape;
   int64_t exprs;
@@ -103,8 +140,12 @@ int main(int argc, char** argv) {
       std::pair<std::string, std::function<void(Fusion&, int64_t)>>>
       shapes = {{"long_chain", longChain},
                 {"wide_fan", wideFan},
-                {"stacked_rope", stackedRope}};
-  Options options;
+                {"stacked_rope", stackedRope},
+                {"transformer_layers", transformerLayers}};
+  Options options = std::getenv("NVFUSER_BENCH_DISABLE")
+                        ? Options().withOverrides(
+                              {}, {std::getenv("NVFUSER_BENCH_DISABLE")})
+                        : Options();
   std::vector<Row> rows;
   for (const auto& [name, build] : shapes) {
     for (int64_t n = 100; n <= maxExprs; n *= 10) {

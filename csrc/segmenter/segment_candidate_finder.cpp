@@ -8,6 +8,7 @@
 #include "ir/exprs.h"
 #include "scheduler/pointwise_scheduler.h"
 #include "scheduler/scheduler.h"
+#include "segmenter/reachability_matrix.h"
 
 namespace nvfuser {
 
@@ -560,6 +561,34 @@ bool SegmentCandidateFinder::mergeHorizontally() {
     }
   }
   sets.push_back(terminal);
+  // One reachability matrix for the whole pass, updated on each merge.
+  if (!levelsValid_) {
+    computeLevels();
+  }
+  std::vector<int64_t> order;
+  for (auto& g : groups_) {
+    if (g->alive) {
+      order.push_back(g->id);
+    }
+  }
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return group(a).level < group(b).level;
+  });
+  std::vector<std::vector<int64_t>> consumers(groups_.size());
+  for (int64_t id : order) {
+    consumers[size_t(id)].assign(group(id).consumers.begin(),
+                                 group(id).consumers.end());
+  }
+  std::optional<ReachabilityMatrix> matrix;
+  if (static_cast<int64_t>(order.size()) <= ReachabilityMatrix::kMaxGroups) {
+    matrix.emplace(order, [&](int64_t id) -> const std::vector<int64_t>& {
+      return consumers[size_t(id)];
+    });
+  }
+  auto linked = [&](int64_t a, int64_t b) {
+    return matrix ? matrix->reaches(a, b) || matrix->reaches(b, a)
+                  : reaches(a, b) || reaches(b, a);
+  };
   bool merged = false;
   for (const std::vector<int64_t>& set : sets) {
     // Greedy: each group joins the first accumulated group that takes it;
@@ -571,14 +600,17 @@ bool SegmentCandidateFinder::mergeHorizontally() {
       }
       bool joined = false;
       for (int64_t& acc : accumulators) {
-        if (!group(acc).alive || acc == id || reaches(acc, id) ||
-            reaches(id, acc)) {
+        if (!group(acc).alive || acc == id || linked(acc, id)) {
           continue;
         }
         if (tryMerge(acc, id, false, "horizontal merge")) {
           log_.add("horizontal merge: g" + std::to_string(acc) + " + g" +
                    std::to_string(id));
-          acc = group(acc).alive ? acc : id;
+          const int64_t keep = group(acc).alive ? acc : id;
+          if (matrix) {
+            matrix->merge(keep, keep == acc ? id : acc);
+          }
+          acc = keep;
           merged = joined = true;
           break;
         }

@@ -1,0 +1,32 @@
+// The horizontal merge's reachability matrix: transitive paths over sparse
+// group ids, kept exact when two unrelated groups merge.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "segmenter/reachability_matrix.h"
+
+namespace nvfuser {
+
+TEST(ReachabilityTest, TransitivePathsAndMerges) {
+  // 10 -> 20 -> 30, 40 -> 50 (ids sparse, as after merges).
+  std::map<int64_t, std::vector<int64_t>> edges = {
+      {10, {20}}, {20, {30}}, {30, {}}, {40, {50}}, {50, {}}};
+  ReachabilityMatrix m(
+      {10, 40, 20, 50, 30},
+      [&](int64_t id) -> const std::vector<int64_t>& { return edges.at(id); });
+  EXPECT_TRUE(m.reaches(10, 30));
+  EXPECT_FALSE(m.reaches(30, 10));
+  EXPECT_FALSE(m.reaches(10, 50));
+  EXPECT_FALSE(m.reaches(40, 30));
+  // 20 and 50 have no path between them; merged into 20, the merge links
+  // 40 to 30 (through the merged group) and 10 to nothing new but 20's.
+  m.merge(20, 50);
+  EXPECT_TRUE(m.reaches(40, 20));
+  EXPECT_TRUE(m.reaches(40, 30));
+  EXPECT_TRUE(m.reaches(10, 30));
+  EXPECT_FALSE(m.reaches(30, 40));
+  EXPECT_FALSE(m.reaches(10, 40));
+}
+
+}  // namespace nvfuser
