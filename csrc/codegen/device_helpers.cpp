@@ -4,11 +4,14 @@ namespace nvfuser {
 
 const char* deviceHelpersSource() {
   return R"(// nvfuser-lite device helpers
+#ifndef NVF_EMULATION  // the CPU emulator used by tests has <cstdint>
 typedef long long int64_t;
 typedef unsigned long long uint64_t;
+#endif
 struct __align__(2) nvf_half { unsigned short x; };
 struct __align__(2) nvf_bf16 { unsigned short x; };
 
+#ifndef NVF_EMULATION
 __device__ __forceinline__ float nvf_h2f(nvf_half h) {
   float f;
   asm("{ cvt.f32.f16 %0, %1; }" : "=f"(f) : "h"(h.x));
@@ -19,6 +22,31 @@ __device__ __forceinline__ nvf_half nvf_f2h(float f) {
   asm("{ cvt.rn.f16.f32 %0, %1; }" : "=h"(h.x) : "f"(f));
   return h;
 }
+#else  // the CPU emulator: the same conversions in software
+inline float nvf_h2f(nvf_half h) {
+  const unsigned sign = (h.x & 0x8000u) << 16, e = (h.x >> 10) & 0x1f,
+                 m = h.x & 0x3ff;
+  if (e == 0x1f) return __uint_as_float(sign | 0x7f800000u | (m << 13));
+  if (e != 0) return __uint_as_float(sign | ((e + 112) << 23) | (m << 13));
+  float f = (float)m * 5.9604644775390625e-8f;  // subnormal: m * 2^-24
+  return sign ? -f : f;
+}
+inline nvf_half nvf_f2h(float f) {
+  nvf_half h;
+  const unsigned u = __float_as_uint(f), sign = (u >> 16) & 0x8000u;
+  const unsigned a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) { h.x = (unsigned short)(sign | 0x7e00u); return h; }
+  if (a >= 0x477ff000u) { h.x = (unsigned short)(sign | 0x7c00u); return h; }
+  if (a < 0x38800000u) {  // subnormal or zero: round to a multiple of 2^-24
+    float r = std::nearbyint(__uint_as_float(a) * 16777216.f);
+    h.x = (unsigned short)(sign | (unsigned)r);
+    return h;
+  }
+  unsigned m = a + 0xfffu + ((a >> 13) & 1u) - (112u << 23);
+  h.x = (unsigned short)(sign | (m >> 13));
+  return h;
+}
+#endif
 __device__ __forceinline__ float nvf_b2f(nvf_bf16 b) {
   return __uint_as_float(((unsigned)b.x) << 16);
 }

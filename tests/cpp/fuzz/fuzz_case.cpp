@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include "../emu/kernel_emulator.h"
 #include "compiler/nvrtc_compiler.h"
 #include "exceptions.h"
 #include "ir/python_printer.h"
@@ -38,7 +39,7 @@ bool sameValues(const at::Tensor& a, const at::Tensor& b, bool tolerant) {
 }  // namespace
 
 FuzzOutcome runFuzzCase(uint64_t seed, int maxOps, bool compileKernels,
-                        bool cuda) {
+                        bool cuda, bool emulate) {
   const at::Device device = cuda ? at::Device(at::kCUDA, 0) : at::kCPU;
   FuzzOutcome out;
   RandomFusion rf = makeRandomFusion(seed, maxOps);
@@ -76,7 +77,7 @@ FuzzOutcome runFuzzCase(uint64_t seed, int maxOps, bool compileKernels,
   }
   std::vector<const char*> policies = {"", "extended_input_forwarding",
                                        "input_forwarding"};
-  if (cuda) {
+  if (cuda || emulate) {
     policies.resize(1);
   }
   for (const char* disable : policies) {
@@ -96,9 +97,10 @@ FuzzOutcome runFuzzCase(uint64_t seed, int maxOps, bool compileKernels,
       }
       SegmentedRuntime runtime(std::move(sf), args, options);
       std::vector<at::Tensor> outs =
-          runtime.run(args, device, nullptr, options);
+          emulate ? runEmulated(runtime, args)
+                  : runtime.run(args, device, nullptr, options);
       for (size_t k = 0; k < outs.size(); ++k) {
-        if (!sameValues(outs[k], reference[k], cuda)) {
+        if (!sameValues(outs[k], reference[k], cuda || emulate)) {
           out.problems.push_back(tag + "output " + std::to_string(k) +
                                  " differs from the unsegmented result");
         }

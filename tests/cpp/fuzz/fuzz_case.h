@@ -24,7 +24,9 @@ struct FuzzOutcome {
 // (relative and absolute) on at least 99% of the elements of every output,
 // since FMA contraction and libdevice math differ from ATen's kernels in
 // the last bits, which casts to integers can amplify.
+// emulate: on the CPU, but every generated kernel runs through the CPU
+// emulator of tests/cpp/emu (default policy only, same tolerance as cuda).
 FuzzOutcome runFuzzCase(uint64_t seed, int maxOps, bool compileKernels,
-                        bool cuda = false);
+                        bool cuda = false, bool emulate = false);
 
 }  // namespace nvfuser

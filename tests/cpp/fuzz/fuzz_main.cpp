@@ -1,7 +1,7 @@
 // fuzz_fusions: differential fuzzing of the segmenter and codegen.
 //
 //   fuzz_fusions [--count N] [--seed S] [--ops K] [--compile-every M]
-//                [--device cuda]
+//                [--device cuda|emu]
 //
 // Runs N random fusions from seed S on, under every forwarding policy,
 // against the unsegmented ATen evaluation. For each failure it prints the
@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   int ops = 14;
   uint64_t compileEvery = 0;
   bool cuda = false;
+  bool emulate = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--count")) {
       count = std::strtoull(argv[i + 1], nullptr, 10);
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
       ops = std::atoi(argv[i + 1]);
     } else if (!std::strcmp(argv[i], "--device")) {
       cuda = !std::strcmp(argv[i + 1], "cuda");
+      emulate = !std::strcmp(argv[i + 1], "emu");
     } else if (!std::strcmp(argv[i], "--compile-every")) {
       compileEvery = std::strtoull(argv[i + 1], nullptr, 10);
     }
@@ -38,7 +40,7 @@ int main(int argc, char** argv) {
   uint64_t failures = 0, skipped = 0, exprs = 0, segments = 0;
   for (uint64_t s = first; s < first + count; ++s) {
     bool compile = compileEvery > 0 && s % compileEvery == 0;
-    FuzzOutcome o = runFuzzCase(s, ops, compile, cuda);
+    FuzzOutcome o = runFuzzCase(s, ops, compile, cuda, emulate);
     if (o.skipped && skipped < 3) {
       std::cout << "skipped seed " << s << ": " << o.skipReason << "\n";
     }
@@ -54,7 +56,7 @@ int main(int argc, char** argv) {
     int minimal = ops;
     FuzzOutcome smallest = o;
     for (int k = 1; k < ops; ++k) {
-      FuzzOutcome t = runFuzzCase(s, k, compile, cuda);
+      FuzzOutcome t = runFuzzCase(s, k, compile, cuda, emulate);
       if (!t.problems.empty()) {
         minimal = k;
         smallest = t;
@@ -71,7 +73,10 @@ int main(int argc, char** argv) {
   double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  std::cout << "fuzzed " << count << " fusions on " << (cuda ? "cuda" : "cpu")
+  std::cout << "fuzzed " << count << " fusions on "
+            << (cuda      ? "cuda"
+                : emulate ? "cpu (kernels emulated)"
+                          : "cpu")
             << " (seeds " << first << ".." << first + count - 1
             << "): " << failures << " failed, " << skipped
             << " skipped (rejected by ATen), " << exprs << " exprs, "

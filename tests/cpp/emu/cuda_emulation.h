@@ -1,0 +1,140 @@
+// Just enough of CUDA to run a generated kernel on the CPU, for tests on
+// machines without a GPU: one std::thread per CUDA thread of a block (so
+// __syncthreads and warp shuffles behave), blocks one after another.
+// Included before a kernel's source, with NVF_EMULATION defined.
+#pragma once
+
+#include <atomic>
+#include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace nvf_emu {
+
+struct Dim3 {
+  unsigned x = 0, y = 0, z = 0;
+};
+inline thread_local Dim3 threadIdx_;
+inline thread_local Dim3 blockIdx_;
+inline Dim3 blockDim_;
+inline Dim3 gridDim_;
+
+// A reusable barrier for the threads of one block.
+struct Barrier {
+  std::mutex m;
+  std::condition_variable cv;
+  unsigned count = 0;
+  unsigned waiting = 0;
+  unsigned generation = 0;
+  void wait() {
+    std::unique_lock<std::mutex> lock(m);
+    const unsigned gen = generation;
+    if (++waiting == count) {
+      waiting = 0;
+      ++generation;
+      cv.notify_all();
+      return;
+    }
+    cv.wait(lock, [&] { return gen != generation; });
+  }
+};
+inline Barrier barrier_;
+inline std::vector<uint64_t> shuffleSlots_;
+inline std::mutex atomicMutex_;
+
+inline void syncthreads() {
+  barrier_.wait();
+}
+
+// Every thread of the block calls it at the same point (true of the
+// generated block reductions): publish, wait, read the partner, wait.
+template <typename T>
+T shflXor(T v, int laneMask) {
+  static_assert(sizeof(T) <= 8, "shuffle of a wide type");
+  const unsigned t = threadIdx_.x;
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof(T));
+  shuffleSlots_[t] = bits;
+  barrier_.wait();
+  const unsigned partner = (t & ~31u) | ((t & 31u) ^ unsigned(laneMask));
+  uint64_t other = shuffleSlots_[partner < blockDim_.x ? partner : t];
+  barrier_.wait();
+  T r;
+  std::memcpy(&r, &other, sizeof(T));
+  return r;
+}
+
+inline void launch(unsigned grid, unsigned block,
+                   const std::function<void()>& kernel) {
+  gridDim_ = Dim3{grid, 1, 1};
+  blockDim_ = Dim3{block, 1, 1};
+  shuffleSlots_.assign(block, 0);
+  for (unsigned b = 0; b < grid; ++b) {
+    barrier_.count = block;
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < block; ++t) {
+      threads.emplace_back([&, b, t] {
+        blockIdx_ = Dim3{b, 0, 0};
+        threadIdx_ = Dim3{t, 0, 0};
+        kernel();
+      });
+    }
+    for (std::thread& th : threads) {
+      th.join();
+    }
+  }
+}
+
+}  // namespace nvf_emu
+
+#define threadIdx nvf_emu::threadIdx_
+#define blockIdx nvf_emu::blockIdx_
+#define blockDim nvf_emu::blockDim_
+#define gridDim nvf_emu::gridDim_
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __shared__ static
+#define __align__(n) alignas(n)
+#define __restrict__ __restrict
+#define __syncthreads() nvf_emu::syncthreads()
+#define __shfl_xor_sync(mask, v, o) nvf_emu::shflXor((v), (o))
+
+inline float __int_as_float(int i) {
+  float f;
+  std::memcpy(&f, &i, 4);
+  return f;
+}
+inline float __uint_as_float(unsigned u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+inline unsigned __float_as_uint(float f) {
+  unsigned u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+inline double __longlong_as_double(long long i) {
+  double d;
+  std::memcpy(&d, &i, 8);
+  return d;
+}
+inline float rsqrtf(float x) {
+  return 1.f / std::sqrt(x);
+}
+inline double rsqrt(double x) {
+  return 1.0 / std::sqrt(x);
+}
+template <typename T>
+inline T atomicAdd(T* p, T v) {
+  std::lock_guard<std::mutex> lock(nvf_emu::atomicMutex_);
+  T old = *p;
+  *p = old + v;
+  return old;
+}

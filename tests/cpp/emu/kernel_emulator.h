@@ -1,0 +1,33 @@
+// Runs generated kernels on the CPU for tests on machines without a GPU:
+// the kernel source plus cuda_emulation.h is compiled with the host
+// compiler into a shared object (cached by source), loaded and launched
+// with a small grid so grid-stride loops, block reductions, split sums and
+// several output families are all exercised.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <vector>
+
+#include "codegen/pointwise_codegen.h"
+#include "runtime/runtime_args.h"
+#include "runtime/segmented_runtime.h"
+
+namespace nvfuser {
+
+class KernelEmulator {
+ public:
+  // `kernel` must have been generated for the layouts of `args` (CPU
+  // tensors and scalars, one per kernel input).
+  static std::vector<at::Tensor> run(const KernelSource& kernel,
+                                     const std::vector<RuntimeArg>& args);
+};
+
+// A segmented runtime's groups in order on the CPU: generated kernels
+// through the emulator (regenerated for the actual layouts), every other
+// group through ATen.
+std::vector<at::Tensor> runEmulated(const SegmentedRuntime& runtime,
+                                    const std::vector<RuntimeArg>& args,
+                                    PointwiseCodegenOptions options = {});
+
+}  // namespace nvfuser

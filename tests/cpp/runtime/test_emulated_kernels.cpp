@@ -1,0 +1,132 @@
+// Generated kernels executed on the CPU through the emulator
+// (tests/cpp/emu): numerics of vectorized loads, horizontal families, row
+// reductions, persistent rows and split sums checked against ATen without a
+// GPU. NVFUSER_EMU_FUZZ_COUNT (default 20) random fusions as well.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "../emu/kernel_emulator.h"
+#include "../fuzz/fuzz_case.h"
+#include "ops/arith.h"
+#include "ops/concretize.h"
+#include "ops/reduction_ops.h"
+#include "ops/shape_ops.h"
+#include "runtime/aten_evaluator.h"
+#include "segmenter/segment_candidate_finder.h"
+
+namespace nvfuser {
+
+namespace {
+// Segments the fusion for `args`, runs every generated kernel through the
+// emulator; returns how many groups were kernels. Outputs must match ATen.
+size_t checkEmulated(Fusion& f, const std::vector<at::Tensor>& inputs,
+                     double tol = 1e-5) {
+  std::vector<RuntimeArg> args;
+  for (const at::Tensor& t : inputs) {
+    args.push_back(RuntimeArg::fromTensor(t));
+  }
+  ConcreteFusion c = concretize(f, describeArgs(f, args));
+  SegmentedRuntime runtime(segmentFusion(*c.fusion, Options()), args,
+                           Options());
+  std::vector<at::Tensor> outs = runEmulated(runtime, args);
+  std::vector<at::Tensor> ref = AtenEvaluator::run(*c.fusion, args, at::kCPU);
+  EXPECT_EQ(outs.size(), ref.size());
+  for (size_t k = 0; k < outs.size() && k < ref.size(); ++k) {
+    at::Tensor a = outs[k].to(at::kDouble);
+    at::Tensor b = ref[k].to(at::kDouble);
+    EXPECT_TRUE(at::allclose(a, b, tol, tol))
+        << "output " << k << " max diff " << (a - b).abs().max().item<double>();
+  }
+  size_t kernels = 0;
+  for (const auto& k : runtime.kernels()) {
+    kernels += k != nullptr;
+  }
+  return kernels;
+}
+
+TensorView* rowBroadcast(TensorView* t, int64_t rows, int64_t cols) {
+  return expand(broadcast(t, {false, true}), {rows, cols});
+}
+}  // namespace
+
+TEST(EmulatedKernelTest, VectorizedLayoutsAndRotateHalf) {
+  const int64_t B = 2, H = 4, T = 8, D = 32;
+  Fusion f;
+  TensorView* q = defineTensor(f, {B, H, T, D}, DataType::Float,
+                               std::vector<std::optional<bool>>(4, false));
+  TensorView* cos = defineTensor(f, {T, D}, DataType::Float);
+  TensorView* cb = broadcastInDim(cos, {B, H, T, D}, {2, 3});
+  TensorView* x1 = slice(q, {0, 0, 0, 0}, {B, H, T, D / 2}, {});
+  TensorView* x2 = slice(q, {0, 0, 0, D / 2}, {B, H, T, D}, {});
+  TensorView* rot = cat({unaryOp(UnaryOpType::Neg, x2)->asTensor(), x1}, 3);
+  f.addOutput(binaryOp(BinaryOpType::Add, binaryOp(BinaryOpType::Mul, q, cb),
+                       binaryOp(BinaryOpType::Mul, rot, cb)));
+  at::Tensor c = at::randn({T, D});
+  // Dense, misaligned (one element into a buffer) and transposed q.
+  at::Tensor dense = at::randn({B, H, T, D});
+  at::Tensor buf = at::randn({B * H * T * D + 1});
+  at::Tensor misaligned = buf.narrow(0, 1, B * H * T * D).view({B, H, T, D});
+  at::Tensor transposed = at::randn({B, H, D, T}).transpose(2, 3);
+  for (const at::Tensor& x : {dense, misaligned, transposed}) {
+    EXPECT_EQ(checkEmulated(f, {x, c}), 1u);
+  }
+}
+
+TEST(EmulatedKernelTest, HorizontalKernelWithTwoLoopDomains) {
+  Fusion f;
+  TensorView* q = defineTensor(f, {2, 8, 16}, DataType::Float);
+  TensorView* k = defineTensor(f, {2, 2, 16}, DataType::Float);
+  TensorView* c = defineTensor(f, {16}, DataType::Float);
+  f.addOutput(
+      binaryOp(BinaryOpType::Mul, q, broadcastInDim(c, {2, 8, 16}, {2})));
+  f.addOutput(
+      binaryOp(BinaryOpType::Sub, k, broadcastInDim(c, {2, 2, 16}, {2})));
+  EXPECT_EQ(checkEmulated(f, {at::randn({2, 8, 16}), at::randn({2, 2, 16}),
+                              at::randn({16})}),
+            1u);
+}
+
+TEST(EmulatedKernelTest, SoftmaxLayerNormAndLongRows) {
+  for (int64_t cols : {96, 1000, 12288}) {  // persistent, persistent, loop
+    const int64_t rows = 6;
+    Fusion f;
+    TensorView* x = defineTensor(f, {rows, cols}, DataType::Float);
+    TensorView* m = reduction(ReductionOpType::Max, x, {1}, false);
+    TensorView* e =
+        unaryOp(UnaryOpType::Exp,
+                binaryOp(BinaryOpType::Sub, x, rowBroadcast(m, rows, cols)))
+            ->asTensor();
+    TensorView* s = reduction(ReductionOpType::Sum, e, {1}, false);
+    f.addOutput(binaryOp(BinaryOpType::Div, e, rowBroadcast(s, rows, cols)));
+    auto [var, mean] = varMean(x, {1}, 1, false);
+    f.addOutput(var);
+    f.addOutput(mean);
+    EXPECT_GE(checkEmulated(f, {at::randn({rows, cols})}, 1e-4), 1u) << cols;
+  }
+}
+
+TEST(EmulatedKernelTest, SplitColumnSumAndMiddleAxisSums) {
+  Fusion f;
+  TensorView* x = defineTensor(f, {4096, 24}, DataType::Float);
+  f.addOutput(reduction(ReductionOpType::Sum, x, {0}, false));
+  EXPECT_EQ(checkEmulated(f, {at::randn({4096, 24})}, 1e-3), 1u);
+  Fusion g;
+  TensorView* y = defineTensor(g, {2, 3, 5, 16}, DataType::Float);
+  g.addOutput(reduction(ReductionOpType::Max, y, {1, 2}, false));
+  g.addOutput(reduction(ReductionOpType::Mean, y, {1}, true));
+  EXPECT_GE(checkEmulated(g, {at::randn({2, 3, 5, 16})}), 1u);
+}
+
+TEST(EmulatedKernelTest, RandomFusions) {
+  const char* env = std::getenv("NVFUSER_EMU_FUZZ_COUNT");
+  const uint64_t count = env ? std::strtoull(env, nullptr, 10) : 20;
+  for (uint64_t seed = 0; seed < count; ++seed) {
+    FuzzOutcome o = runFuzzCase(seed, 14, false, false, true);
+    EXPECT_TRUE(o.problems.empty())
+        << "seed " << seed << ": " << o.problems.front() << "\n"
+        << o.reproducer;
+  }
+}
+
+}  // namespace nvfuser
