@@ -53,11 +53,10 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "int64_index",  // 64-bit index math even where 32 bits suffice
   };
   static const std::vector<std::string> kDisable = {
-      "input_forwarding",
-      "extended_input_forwarding",
-      "horizontal_fusion",
-      "kernel_cache",
-      "vectorization",  // vector loads/stores in generated kernels
+      "input_forwarding",  "extended_input_forwarding",
+      "horizontal_fusion", "kernel_cache",
+      "vectorization",    // vector loads/stores in generated kernels
+      "reduction_split",  // long reductions with few outputs in two steps
   };
   switch (g) {
     case OptionGroup::Dump:

@@ -130,7 +130,8 @@ void validateInputs(const Fusion& f,
 }
 
 ConcreteFusion concretize(const Fusion& f,
-                          const std::vector<InputDescriptor>& inputs) {
+                          const std::vector<InputDescriptor>& inputs,
+                          const ReplayOverride& override) {
   validateInputs(f, inputs);
   ConcreteFusion result;
   result.fusion = std::make_unique<Fusion>();
@@ -176,7 +177,11 @@ ConcreteFusion concretize(const Fusion& f,
     for (const Val* v : e->inputs()) {
       ins.push_back(lookup(v));
     }
-    std::vector<Val*> outs = replayExpr(e, ins);
+    std::optional<std::vector<Val*>> replaced;
+    if (override) {
+      replaced = override(e, ins);
+    }
+    std::vector<Val*> outs = replaced ? *replaced : replayExpr(e, ins);
     NVF_ASSERT(outs.size() == e->outputs().size());
     for (size_t k = 0; k < outs.size(); ++k) {
       NVF_ASSERT(outs[k]->dtype() == e->output(k)->dtype(),

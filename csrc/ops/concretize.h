@@ -2,6 +2,7 @@
 // its definition, then replays the fusion so every extent is a constant.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,9 +35,16 @@ struct ConcreteFusion {
   std::vector<Val*> outputs;
 };
 
+// Replaces the replay of one expr (given its inputs in the new fusion) by
+// other exprs with the same outputs, or returns nullopt to replay it as is.
+using ReplayOverride = std::function<std::optional<std::vector<Val*>>(
+    const Expr*, const std::vector<Val*>&)>;
+
 // validateInputs, then replays the live part of the fusion on inputs with
-// constant extents. Scalar inputs stay inputs.
+// constant extents. Scalar inputs stay inputs. `override` may rewrite exprs
+// once their sizes are known (the runtime splits long reductions).
 ConcreteFusion concretize(const Fusion& fusion,
-                          const std::vector<InputDescriptor>& inputs);
+                          const std::vector<InputDescriptor>& inputs,
+                          const ReplayOverride& override = {});
 
 }  // namespace nvfuser

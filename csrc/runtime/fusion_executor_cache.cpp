@@ -6,6 +6,7 @@
 #include "compiler/nvrtc_compiler.h"
 #include "exceptions.h"
 #include "runtime/aten_evaluator.h"
+#include "scheduler/reduction_split.h"
 #include "segmenter/segment_candidate_finder.h"
 
 namespace nvfuser {
@@ -38,7 +39,10 @@ FusionExecutorCache::Entry& FusionExecutorCache::lookup(
     return *it->second;
   }
   auto entry = std::make_unique<Entry>();
-  entry->concrete = concretize(*fusion_, describeArgs(*fusion_, args));
+  entry->concrete =
+      concretize(*fusion_, describeArgs(*fusion_, args),
+                 options.disabled("reduction_split") ? ReplayOverride()
+                                                     : reductionSplitter());
   if (options.dump("fusion_ir_concrete")) {
     std::cout << "Concrete fusion for this input signature:\n"
               << entry->concrete.fusion->toString() << std::flush;

@@ -95,3 +95,28 @@ def test_policies_give_identical_results_on_mul_sum():
     torch.testing.assert_close(
         outs[0], torch.matmul(a.reshape(M, K).float(), b.float()).half(),
         rtol=1e-3, atol=1e-3)
+
+
+def test_long_reduction_with_epilogue_is_split_in_two():
+    # A norm's weight gradient: sum over 4 x 4096 rows into 64 values, then
+    # a cast. Partial sums over chunks first (many outputs, many threads),
+    # then the sum of the partials with the cast.
+    x = torch.randn(4, 4096, 64).bfloat16()
+    g = torch.randn(4, 4096, 64).bfloat16()
+    with FusionDefinition() as fd:
+        s = fd.ops.sum(fd.ops.mul(fd.from_pytorch(x), fd.from_pytorch(g)),
+                       [0, 1])
+        fd.add_output(fd.ops.cast(s, DataType.BFloat16))
+    ref = (x.float() * g.float()).sum((0, 1))
+    out = fd.execute([x, g])[0]
+    torch.testing.assert_close(out.float(), ref, rtol=1e-2, atol=1e-1)
+    groups = fd.last_segmentation()["groups"]
+    assert [g["ops"] for g in groups] == [["mul", "reshape", "sum"],
+                                          ["segment_set", "sum", "cast"]]
+    fd.execute([x, g], _disable_options=["reduction_split"])
+    assert len(fd.last_segmentation()["groups"]) == 1
+    # A short reduction, or a lone sum into an output, is left alone.
+    with FusionDefinition() as fd2:
+        fd2.add_output(fd2.ops.sum(fd2.from_pytorch(x.float()), [1]))
+    fd2.execute([x.float()])
+    assert len(fd2.last_segmentation()["groups"]) == 1

@@ -13,6 +13,7 @@
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
 #include "runtime/aten_evaluator.h"
+#include "scheduler/reduction_split.h"
 #include "segmenter/segment_candidate_finder.h"
 
 namespace nvfuser {
@@ -21,12 +22,12 @@ namespace {
 // Segments the fusion for `args`, runs every generated kernel through the
 // emulator; returns how many groups were kernels. Outputs must match ATen.
 size_t checkEmulated(Fusion& f, const std::vector<at::Tensor>& inputs,
-                     double tol = 1e-5) {
+                     double tol = 1e-5, const ReplayOverride& rewrite = {}) {
   std::vector<RuntimeArg> args;
   for (const at::Tensor& t : inputs) {
     args.push_back(RuntimeArg::fromTensor(t));
   }
-  ConcreteFusion c = concretize(f, describeArgs(f, args));
+  ConcreteFusion c = concretize(f, describeArgs(f, args), rewrite);
   SegmentedRuntime runtime(segmentFusion(*c.fusion, Options()), args,
                            Options());
   std::vector<at::Tensor> outs = runEmulated(runtime, args);
@@ -116,6 +117,23 @@ TEST(EmulatedKernelTest, SplitColumnSumAndMiddleAxisSums) {
   g.addOutput(reduction(ReductionOpType::Max, y, {1, 2}, false));
   g.addOutput(reduction(ReductionOpType::Mean, y, {1}, true));
   EXPECT_GE(checkEmulated(g, {at::randn({2, 3, 5, 16})}), 1u);
+}
+
+// A norm's weight gradient: a sum over 2 x 2048 rows into 64 values, then
+// a cast. Split into partial sums over 512 chunks (its own kernel) and the
+// sum of the partials with the cast (another).
+TEST(EmulatedKernelTest, LongReductionWithEpilogueIsSplit) {
+  Fusion f;
+  TensorView* x = defineTensor(f, {2, 2048, 64}, DataType::Float);
+  TensorView* g = defineTensor(f, {2, 2048, 64}, DataType::Float);
+  TensorView* s =
+      reduction(ReductionOpType::Sum,
+                binaryOp(BinaryOpType::Mul, x, g)->asTensor(), {0, 1}, false);
+  f.addOutput(castOp(s, DataType::Half));
+  at::Tensor a = at::randn({2, 2048, 64});
+  at::Tensor b = at::randn({2, 2048, 64});
+  EXPECT_EQ(checkEmulated(f, {a, b}, 2e-3, reductionSplitter()), 2u);
+  EXPECT_EQ(checkEmulated(f, {a, b}, 2e-3), 1u);  // without the split
 }
 
 TEST(EmulatedKernelTest, RandomFusions) {

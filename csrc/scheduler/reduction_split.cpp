@@ -1,0 +1,83 @@
+#include "scheduler/reduction_split.h"
+
+#include <algorithm>
+
+#include "analysis/tensor_shape.h"
+#include "ir/exprs.h"
+#include "ops/arith.h"
+#include "ops/reduction_ops.h"
+#include "ops/shape_ops.h"
+#include "scheduler/reduction_analysis.h"
+
+namespace nvfuser {
+
+namespace {
+// Partial results wanted in total (enough threads for a large GPU), and
+// the least rows a chunk and the least chunks worth a second kernel.
+constexpr int64_t kPartialElements = int64_t(1) << 18;
+constexpr int64_t kMinChunkRows = 32;
+constexpr int64_t kMinChunks = 8;
+
+// The largest divisor of n that is at most limit.
+int64_t divisorAtMost(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d > 1; --d) {
+    if (n % d == 0) {
+      return d;
+    }
+  }
+  return 1;
+}
+}  // namespace
+
+ReplayOverride reductionSplitter() {
+  return [](const Expr* e,
+            const std::vector<Val*>& ins) -> std::optional<std::vector<Val*>> {
+    const auto* red = exprAs<ReductionOp>(e);
+    if (red == nullptr || !ins[0]->isTensor()) {
+      return std::nullopt;
+    }
+    TensorView* in = ins[0]->asTensor();
+    std::vector<int64_t> shape = concreteShape(in);
+    std::vector<int64_t> axes = red->axes();
+    std::sort(axes.begin(), axes.end());
+    if (axes.empty() || innermostReduced(shape, axes) ||
+        axes.back() - axes.front() + 1 != static_cast<int64_t>(axes.size())) {
+      return std::nullopt;
+    }
+    int64_t rows = 1;
+    for (int64_t a : axes) {
+      rows *= shape[size_t(a)];
+    }
+    const int64_t outputs =
+        std::max<int64_t>(numel(in) / std::max(rows, int64_t(1)), 1);
+    const bool loneSum = red->op() == ReductionOpType::Sum &&
+                         axes.size() == 1 && e->output(0)->uses().empty();
+    if (loneSum || rows < kMinChunkRows * kMinChunks ||
+        outputs * kMinChunks > kPartialElements) {
+      return std::nullopt;
+    }
+    const int64_t chunks = divisorAtMost(
+        rows, std::min(kPartialElements / outputs, rows / kMinChunkRows));
+    if (chunks < kMinChunks) {
+      return std::nullopt;
+    }
+    // [P..., R..., Q...] -> [P..., chunks, rows / chunks, Q...]
+    std::vector<int64_t> split;
+    for (int64_t d = 0; d < axes.front(); ++d) {
+      split.push_back(shape[size_t(d)]);
+    }
+    split.push_back(chunks);
+    split.push_back(rows / chunks);
+    for (size_t d = size_t(axes.back()) + 1; d < shape.size(); ++d) {
+      split.push_back(shape[d]);
+    }
+    const DataType dtype = e->output(0)->dtype();
+    TensorView* partial = reduction(red->op(), reshape(in, split),
+                                    {axes.front() + 1}, false, dtype);
+    TensorView* total =
+        reduction(red->op(), segmentSet(partial), {axes.front()}, false, dtype);
+    return std::vector<Val*>{total};
+  };
+}
+
+}  // namespace nvfuser
