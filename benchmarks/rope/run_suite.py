@@ -30,6 +30,7 @@ from bench_utils import Timer, copy_bandwidth, count_kernels  # noqa: E402
 POLICIES = {"off": ["input_forwarding"],
             "unary": ["extended_input_forwarding"],
             "extended": [],
+            "off-no-hfusion": ["input_forwarding", "horizontal_fusion"],
             "extended-no-hfusion": ["horizontal_fusion"]}
 
 
@@ -164,7 +165,7 @@ def markdown(rows, copy_bw):
     out = ["Copy bandwidth measured in this run: %.0f GB/s\n" % copy_bw]
     for mode in ("fwd", "bwd"):
         out.append("\n### %s\n" % mode)
-        out.append("| variant | T | segments off/unary/ext/ext-no-hf | ours ms | of copy "
+        out.append("| variant | T | segments off/unary/ext, no-hf: off/ext | ours ms | of copy "
                    "BW | eager ms | torch.compile ms (kernels) | vs compile | "
                    "fp32 err |")
         out.append("|---|---|---|---|---|---|---|---|---|")
@@ -173,8 +174,10 @@ def markdown(rows, copy_bw):
                 continue
             res = r["results"]
             segs = "/".join(str(res["nvfuser-" + p]["segments"])
-                            for p in ("off", "unary", "extended",
-                                      "extended-no-hfusion"))
+                            for p in ("off", "unary", "extended")) + \
+                ", " + "/".join(str(res["nvfuser-" + p]["segments"])
+                                for p in ("off-no-hfusion",
+                                          "extended-no-hfusion"))
             ext = res["nvfuser-extended"]
             tc = res["torch.compile"]
             tcs = ("%.3f (%s)" % (tc["ms"], tc["kernels"]) if "ms" in tc

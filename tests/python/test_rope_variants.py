@@ -86,5 +86,7 @@ def test_suite_dry_run(tmp_path):
     assert fwd["nvfuser-extended"]["segments"] == 1
     assert fwd["nvfuser-off"]["segments"] == 1
     assert fwd["nvfuser-extended-no-hfusion"]["segments"] == 3
-    assert "| qwen2_5_7b_hf | 8 | 1/1/1/3 |" in (tmp_path /
-                                                "rope_suite.md").read_text()
+    # Forwarding alone (horizontal fusion off): off 5, extended 3.
+    assert fwd["nvfuser-off-no-hfusion"]["segments"] == 5
+    assert "| qwen2_5_7b_hf | 8 | 1/1/1, 5/3 |" in (tmp_path /
+                                                   "rope_suite.md").read_text()
