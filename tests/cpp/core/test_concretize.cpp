@@ -1,12 +1,15 @@
 // Input validation and concretization against actual sizes.
 #include <gtest/gtest.h>
 
+#include "analysis/tensor_shape.h"
 #include "exceptions.h"
 #include "ir/exprs.h"
 #include "ops/arith.h"
 #include "ops/concretize.h"
+#include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
 #include "options.h"
+#include "scheduler/reduction_split.h"
 
 namespace nvfuser {
 
@@ -123,6 +126,40 @@ TEST(OptionsTest, UnknownOptionListsValidOnes) {
   Options o = Options().withOverrides({}, {"input_forwarding"});
   EXPECT_TRUE(o.disabled("input_forwarding"));
   EXPECT_FALSE(o.disabled("extended_input_forwarding"));
+}
+
+namespace {
+std::string opNames(const Fusion& f) {
+  std::string s;
+  for (const Expr* e : f.exprs()) {
+    s += (s.empty() ? "" : " ") + e->opName();
+  }
+  return s;
+}
+}  // namespace
+
+// The runtime's reduction split, applied while concretizing.
+TEST(ConcretizeTest, LongReductionWithEpilogueIsSplit) {
+  Fusion f;
+  TensorView* x = defineTensor(f, {-1, -1, 64}, DataType::Float);
+  TensorView* s = reduction(ReductionOpType::Sum, x, {0, 1}, false);
+  f.addOutput(castOp(s, DataType::Half));
+  ConcreteFusion c = concretize(f, {tensorArg(DataType::Float, {4, 4096, 64})},
+                                reductionSplitter());
+  EXPECT_EQ(opNames(*c.fusion), "reshape sum segment_set sum cast");
+  // The partials: 512 chunks of 32 rows (at least 32 rows per chunk).
+  const auto* partial = c.fusion->exprs()[1]->output(0)->asTensor();
+  EXPECT_EQ(concreteShape(partial), (std::vector<int64_t>{512, 64}));
+  // Short reductions, many outputs, or a lone sum into an output: as is.
+  ConcreteFusion shortRows = concretize(
+      f, {tensorArg(DataType::Float, {2, 64, 64})}, reductionSplitter());
+  EXPECT_EQ(opNames(*shortRows.fusion), "sum cast");
+  Fusion g;
+  TensorView* y = defineTensor(g, {-1, -1}, DataType::Float);
+  g.addOutput(reduction(ReductionOpType::Sum, y, {0}, false));
+  ConcreteFusion lone = concretize(g, {tensorArg(DataType::Float, {65536, 64})},
+                                   reductionSplitter());
+  EXPECT_EQ(opNames(*lone.fusion), "sum");
 }
 
 }  // namespace nvfuser
