@@ -111,6 +111,22 @@ def test_shape_change_falls_back_to_eager():
     assert sum(r.fallbacks for r in regions) >= 1
 
 
+def test_region_failure_falls_back_to_eager_with_a_warning():
+    m = Attention()
+    inputs = attention_inputs()
+    c = compile_graph(torch.fx.symbolic_trace(m), inputs)
+    region = getattr(c, c.nvfuser_regions[0])
+
+    def broken(*_a, **_k):
+        raise RuntimeError("simulated compiler failure")
+    region.fd.execute = broken
+    with pytest.warns(UserWarning, match="simulated compiler failure"):
+        outs = c(*inputs)
+    for o, r in zip(outs, m(*inputs)):
+        torch.testing.assert_close(o, r)
+    assert region.fallbacks == 1
+
+
 def _aot(fn, inputs, grads_of):
     from functorch.compile import aot_function, make_boxed_func
     seen = []

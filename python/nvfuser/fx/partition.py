@@ -9,6 +9,7 @@ the regions and every unsupported node with its reason.
 """
 
 import os
+import warnings
 
 import torch
 from torch.fx.passes.infra.partitioner import (CapabilityBasedPartitioner,
@@ -216,10 +217,18 @@ class FusionRegion(torch.nn.Module):
             self.fallbacks += 1
             return self.eager(*args)
         tensors = [a for a, s in zip(args, self.signature) if s[0] != "value"]
-        outs = self.fd.execute(tensors)
-        n_out = len(list(self.eager.graph.nodes)[-1].args[0]) if isinstance(
-            list(self.eager.graph.nodes)[-1].args[0], (tuple, list)) else None
-        if n_out is None:
+        try:
+            outs = self.fd.execute(tensors)
+        except Exception as e:  # noqa: BLE001 (a model must keep running)
+            # Our failure, not the model's: say so once, run the region's
+            # original graph, keep counting.
+            if not self.fallbacks:
+                warnings.warn("nvfuser: a compiled region failed and runs in "
+                              "eager instead: %s" % str(e).splitlines()[0])
+            self.fallbacks += 1
+            return self.eager(*args)
+        if not isinstance(list(self.eager.graph.nodes)[-1].args[0],
+                          (tuple, list)):
             return outs[0]
         return tuple(outs)
 
