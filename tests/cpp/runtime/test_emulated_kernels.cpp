@@ -136,6 +136,19 @@ TEST(EmulatedKernelTest, LongReductionWithEpilogueIsSplit) {
   EXPECT_EQ(checkEmulated(f, {a, b}, 2e-3), 1u);  // without the split
 }
 
+TEST(EmulatedKernelTest, SmallConstantPowers) {
+  Fusion f;
+  TensorView* x = defineTensor(f, {4, 64}, DataType::Float);
+  Val* acc = nullptr;
+  for (double p : {2.0, 3.0, 0.5, -0.5, -1.0, -2.0, 1.7}) {
+    Val* y =
+        binaryOp(BinaryOpType::Pow, x, defineScalar(f, DataType::Double, p));
+    acc = acc ? binaryOp(BinaryOpType::Add, acc, y) : y;
+  }
+  f.addOutput(acc);
+  EXPECT_EQ(checkEmulated(f, {at::rand({4, 64}) + 0.5}, 1e-5), 1u);
+}
+
 TEST(EmulatedKernelTest, RandomFusions) {
   const char* env = std::getenv("NVFUSER_EMU_FUZZ_COUNT");
   const uint64_t count = env ? std::strtoull(env, nullptr, 10) : 20;
