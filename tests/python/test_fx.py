@@ -234,10 +234,27 @@ def test_backward_scatter_ops_translate():
     assert not c.nvfuser_unsupported, c.nvfuser_unsupported
 
 
+def test_split_of_a_fused_qkv_is_translated():
+    class M(torch.nn.Module):  # LitGPT-style fused qkv
+        def forward(self, qkv):
+            parts = qkv.split([32, 16, 16], dim=-1)
+            halves = torch.chunk(parts[0], 2, dim=-1)
+            return (torch.cat([-halves[1], halves[0]], -1) * 2,
+                    parts[1] + parts[2])
+
+    x = torch.randn(3, 5, 64)
+    c = compile_graph(torch.fx.symbolic_trace(M()), [x])
+    for o, r in zip(c(x), M()(x)):
+        torch.testing.assert_close(o, r)
+    assert not c.nvfuser_unsupported, c.nvfuser_unsupported
+    assert len(c.nvfuser_regions) == 1
+
+
 def test_table_covers_the_issue_list():
     for name in ["add", "mul", "div", "_to_copy", "convert_element_type",
                  "view", "reshape", "_unsafe_view", "permute", "transpose",
-                 "unsqueeze", "squeeze", "expand", "slice", "narrow", "cat",
+                 "unsqueeze", "squeeze", "expand", "slice", "narrow", "split",
+                 "cat",
                  "constant_pad_nd", "sum", "amax", "mean", "var", "where",
                  "full", "zeros", "ones", "arange", "mm", "bmm", "matmul",
                  "addmm", "clone", "alias"]:

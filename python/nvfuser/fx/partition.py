@@ -18,7 +18,8 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 
 from ..fusion_definition import FusionDefinition, torch_dtype_to_nvfuser_dtype
 from ..values import Tensor
-from .translator import SUPPORTED_DTYPES, Unsupported, op_name, translate_node
+from .translator import (SPLIT_OPS, SUPPORTED_DTYPES, Unsupported, op_name,
+                         translate_node)
 
 
 def _dump_enabled():
@@ -104,7 +105,14 @@ def _support_reason(node, values):
     if TABLE.get(name) is None:
         return "no translation for %s" % name
     out = values.get(node)
-    if not _plain_tensor(out):
+    if isinstance(out, (tuple, list)) and name in SPLIT_OPS:
+        # A tuple of pieces: fine when only getitems read it.
+        if not out or not all(_plain_tensor(p) for p in out):
+            return "its pieces are not plain tensors of a supported dtype"
+        if not all(op_name(u) == "getitem" for u in node.users):
+            return "its tuple is read by more than getitem"
+        out = out[0]
+    elif not _plain_tensor(out):
         return "its value is not a plain tensor of a supported dtype"
     for a in node.all_input_nodes:
         v = values.get(a)
@@ -118,22 +126,29 @@ def _support_reason(node, values):
         with FusionDefinition() as fd:
             ctx = _TranslationContext(fd, values)
 
+            def define(v):
+                return fd.define_tensor(
+                    shape=list(v.shape),
+                    contiguity=[None if s == 1 else False for s in v.shape],
+                    dtype=torch_dtype_to_nvfuser_dtype(v.dtype))
+
             def arg(a):
-                if isinstance(a, torch.fx.Node):
-                    v = values[a]
-                    return (fd.define_tensor(
-                        shape=list(v.shape),
-                        contiguity=[None if s == 1 else False
-                                    for s in v.shape],
-                        dtype=torch_dtype_to_nvfuser_dtype(v.dtype))
-                        if isinstance(v, torch.Tensor) else v)
-                return a
+                if not isinstance(a, torch.fx.Node):
+                    return a
+                v = values[a]
+                if isinstance(v, torch.Tensor):
+                    return define(v)
+                if isinstance(v, (tuple, list)) and v and all(
+                        isinstance(p, torch.Tensor) for p in v):
+                    return tuple(define(p) for p in v)  # split pieces
+                return v
             args = torch.fx.node.map_aggregate(node.args, arg)
             kwargs = torch.fx.node.map_aggregate(node.kwargs, arg)
             r = translate_node(ctx, node, list(args), dict(kwargs))
-            if not isinstance(r, Tensor):
-                return "translation gave no tensor"
-            fd.add_output(r)
+            for piece in (r if isinstance(r, tuple) else (r,)):
+                if not isinstance(piece, Tensor):
+                    return "translation gave no tensor"
+                fd.add_output(piece)
     except Unsupported as e:
         return str(e)
     except (TypeError, ValueError, RuntimeError, NotImplementedError,
@@ -189,10 +204,11 @@ class FusionRegion(torch.nn.Module):
                     args = torch.fx.node.map_arg(n.args, lambda a: env[a])
                     kwargs = torch.fx.node.map_arg(n.kwargs, lambda a: env[a])
                     r = translate_node(ctx, n, list(args), dict(kwargs))
-                    want = torch_dtype_to_nvfuser_dtype(v.dtype)
-                    if r.dtype != want:  # PyTorch's result type
-                        r = fd.ops.cast(r, want)
-                    env[n] = r
+                    if isinstance(r, Tensor):
+                        want = torch_dtype_to_nvfuser_dtype(v.dtype)
+                        if r.dtype != want:  # PyTorch's result type
+                            r = fd.ops.cast(r, want)
+                    env[n] = r  # a tuple for split: read by getitems
                 elif n.op == "output":
                     outs = n.args[0]
                     outs = outs if isinstance(outs, (tuple, list)) else [outs]

@@ -20,6 +20,9 @@ from ..values import Tensor
 from .._C import DataType
 
 
+SPLIT_OPS = ("split", "split_with_sizes", "chunk")
+
+
 class Unsupported(Exception):
     """A node the translator leaves to eager, with the reason."""
 
@@ -182,6 +185,11 @@ def _getitem(ctx, node, args, kwargs):
     """Basic indexing: slices, ints (a size-1 slice, then squeezed), None
     (a new dim) and one Ellipsis."""
     x, index = args
+    if isinstance(x, tuple):
+        src = node.args[0]
+        if not (isinstance(index, int) and op_name(src) in SPLIT_OPS):
+            raise Unsupported("getitem of a tuple that is not a split")
+        return x[index]  # one piece of a split
     if not isinstance(x, Tensor):
         raise Unsupported("getitem of a non-tensor")
     shape = list(ctx.value_of(node.args[0]).shape)
@@ -436,6 +444,30 @@ def _new_zeros(ctx, node, args, kwargs):
                            torch_dtype_to_nvfuser_dtype(out.dtype))
 
 
+def _split(ctx, node, args, kwargs):
+    """split / split_with_sizes / chunk: a tuple of slices; only getitem
+    may read it (the partitioner checks)."""
+    x = args[0]
+    pieces = ctx.value_of(node)
+    shape = list(ctx.value_of(node.args[0]).shape)
+    name = op_name(node)
+    dim = kwargs.get("dim", args[2] if len(args) > 2 else 0)
+    dim = _dims(dim, len(shape))[0]
+    out = []
+    start = 0
+    for p in pieces:
+        starts = [0] * len(shape)
+        ends = list(shape)
+        starts[dim], ends[dim] = start, start + p.shape[dim]
+        out.append(ctx.fd.ops.slice(x, starts, ends))
+        start += p.shape[dim]
+    if start != shape[dim]:
+        raise Unsupported("%s pieces do not cover the dim" % name)
+    return tuple(out)
+
+
+for _n in SPLIT_OPS:
+    TABLE[_n] = _split
 TABLE["slice_scatter"] = _slice_scatter
 TABLE["new_zeros"] = _new_zeros
 TABLE["detach"] = _identity
