@@ -10,6 +10,7 @@
 #include "random_fusion.h"
 #include "runtime/aten_evaluator.h"
 #include "runtime/segmented_runtime.h"
+#include "scheduler/reduction_split.h"
 #include "segmenter/segment_candidate_finder.h"
 #include "segmenter/segmentation_checker.h"
 
@@ -61,7 +62,8 @@ FuzzOutcome runFuzzCase(uint64_t seed, int maxOps, bool compileKernels,
   }
   ConcreteFusion concrete;
   try {
-    concrete = concretize(*rf.fusion, descs);
+    // As the runtime concretizes: long reductions split in two.
+    concrete = concretize(*rf.fusion, descs, reductionSplitter());
   } catch (const Error& e) {
     out.problems.push_back(std::string("concretize failed: ") + e.what());
     return out;
