@@ -270,3 +270,22 @@ def test_split_column_sum():
     out = fd.execute([x])[0]
     torch.testing.assert_close(out, x.sum(0), rtol=1e-4, atol=1e-3)
     assert "atomicAdd" in fd.last_cuda_code()[0]
+
+
+@pytest.mark.skipif(not hasattr(torch, "compile"),
+                    reason="torch.compile needs torch >= 2.0 (dynamo)")
+def test_torch_compile_backend_on_gpu():
+    import test_fx as tf
+    m = tf.Attention().cuda()
+    inputs = [t.cuda().detach().requires_grad_(t.is_floating_point())
+              for t in tf.attention_inputs()]
+    ref_inputs = [t.detach().clone().requires_grad_(t.requires_grad)
+                  for t in inputs]
+    outs = torch.compile(m, backend="nvfuser")(*inputs)
+    refs = m(*ref_inputs)
+    for o, r in zip(outs, refs):
+        torch.testing.assert_close(o, r)
+    sum((o * (i + 1)).sum() for i, o in enumerate(outs)).backward()
+    sum((r * (i + 1)).sum() for i, r in enumerate(refs)).backward()
+    for a, b in zip(inputs[:3], ref_inputs[:3]):
+        torch.testing.assert_close(a.grad, b.grad, rtol=1e-5, atol=1e-5)
