@@ -30,6 +30,21 @@ def run_policies(fd, inputs):
     return result
 
 
+def rope_shaped_qk(B=2, H=8, Hk=2, T=16, D=32):
+    """cos[T,D] unsqueezed and read by a q branch (H heads) and a k branch
+    (Hk heads): the fusion and its inputs."""
+    with FusionDefinition() as fd:
+        q = fd.define_tensor(shape=[B, H, T, D], dtype=DataType.BFloat16)
+        k = fd.define_tensor(shape=[B, Hk, T, D], dtype=DataType.BFloat16)
+        cos = fd.define_tensor(shape=[T, D], dtype=DataType.BFloat16)
+        cb = fd.ops.broadcast_in_dim(cos, [B, 1, T, D], [2, 3])
+        fd.add_output(fd.ops.cast(fd.ops.mul(q, cb), DataType.BFloat16))
+        fd.add_output(fd.ops.cast(fd.ops.mul(k, cb), DataType.BFloat16))
+    return fd, [torch.randn(B, H, T, D).bfloat16(),
+                torch.randn(B, Hk, T, D).bfloat16(),
+                torch.randn(T, D).bfloat16()]
+
+
 def test_two_cast_unary_chains_meet_at_binary_op():
     with FusionDefinition() as fd:
         a = fd.define_tensor(shape=[-1, -1], dtype=DataType.Half)
@@ -66,17 +81,7 @@ def test_forwarded_tensor_read_by_two_reductions():
 
 
 def test_rope_shape_expanded_tensor_never_read():
-    B, H, Hk, T, D = 2, 8, 2, 16, 32
-    with FusionDefinition() as fd:
-        q = fd.define_tensor(shape=[B, H, T, D], dtype=DataType.BFloat16)
-        k = fd.define_tensor(shape=[B, Hk, T, D], dtype=DataType.BFloat16)
-        cos = fd.define_tensor(shape=[T, D], dtype=DataType.BFloat16)
-        cb = fd.ops.broadcast_in_dim(cos, [B, 1, T, D], [2, 3])
-        fd.add_output(fd.ops.cast(fd.ops.mul(q, cb), DataType.BFloat16))
-        fd.add_output(fd.ops.cast(fd.ops.mul(k, cb), DataType.BFloat16))
-    inputs = [torch.randn(B, H, T, D).bfloat16(),
-              torch.randn(B, Hk, T, D).bfloat16(),
-              torch.randn(T, D).bfloat16()]
+    fd, inputs = rope_shaped_qk()
     r = run_policies(fd, inputs)
     assert r["extended"] == [("pointwise", ["mul", "cast"],
                               ["broadcast", "expand"])] * 2
@@ -128,17 +133,7 @@ def test_factory_on_both_sides_of_a_boundary():
 
 
 def test_horizontal_fusion_joins_the_rope_branches():
-    B, H, Hk, T, D = 2, 8, 2, 16, 32
-    with FusionDefinition() as fd:
-        q = fd.define_tensor(shape=[B, H, T, D], dtype=DataType.BFloat16)
-        k = fd.define_tensor(shape=[B, Hk, T, D], dtype=DataType.BFloat16)
-        cos = fd.define_tensor(shape=[T, D], dtype=DataType.BFloat16)
-        cb = fd.ops.broadcast_in_dim(cos, [B, 1, T, D], [2, 3])
-        fd.add_output(fd.ops.cast(fd.ops.mul(q, cb), DataType.BFloat16))
-        fd.add_output(fd.ops.cast(fd.ops.mul(k, cb), DataType.BFloat16))
-    inputs = [torch.randn(B, H, T, D).bfloat16(),
-              torch.randn(B, Hk, T, D).bfloat16(),
-              torch.randn(T, D).bfloat16()]
+    fd, inputs = rope_shaped_qk()
     outs = fd.execute(inputs)
     seg = fd.last_segmentation()
     assert [(g["scheduler"], g["ops"], g["prologue"], g["horizontal"])

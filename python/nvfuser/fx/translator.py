@@ -163,15 +163,22 @@ def _expand(ctx, node, args, kwargs):
     return ctx.fd.ops.expand(x, out)
 
 
+def _slice_range(args, kwargs, first, shape):
+    """(dim, start, end, step) of a slice-like op whose dim argument is
+    args[first], normalized against `shape` as Python slicing does."""
+    def get(name, i, default):
+        return kwargs.get(name, args[i] if len(args) > i else default)
+    dim = _dims(get("dim", first, 0), len(shape))[0]
+    start, end, step = slice(get("start", first + 1, None),
+                             get("end", first + 2, None),
+                             get("step", first + 3, 1)).indices(shape[dim])
+    return dim, start, end, step
+
+
 def _slice(ctx, node, args, kwargs):
     x = args[0]
     shape = list(ctx.value_of(node.args[0]).shape)
-    dim = _dims(kwargs.get("dim", args[1] if len(args) > 1 else 0),
-                len(shape))[0]
-    start = kwargs.get("start", args[2] if len(args) > 2 else None)
-    end = kwargs.get("end", args[3] if len(args) > 3 else None)
-    step = kwargs.get("step", args[4] if len(args) > 4 else 1)
-    start, end, step = slice(start, end, step).indices(shape[dim])
+    dim, start, end, step = _slice_range(args, kwargs, 1, shape)
     if step != 1 and step <= 0:
         raise Unsupported("a non-positive slice step")
     starts = [0] * len(shape)
@@ -393,8 +400,7 @@ def _slice_backward(ctx, node, args, kwargs):
     """The gradient of a slice: the slice's gradient padded with zeros."""
     grad = args[0]
     out = _shape(ctx, node)
-    dim = _dims(args[2], len(out))[0]
-    start, _, step = slice(args[3], args[4], args[5]).indices(out[dim])
+    dim, start, _, step = _slice_range(args, kwargs, 2, out)
     if step != 1:
         raise Unsupported("slice_backward with a step")
     gshape = list(ctx.value_of(node.args[0]).shape)
@@ -413,12 +419,7 @@ def _slice_scatter(ctx, node, args, kwargs):
     parts of base before and after, and src, concatenated."""
     base, src = args[0], args[1]
     out = _shape(ctx, node)
-    dim = _dims(kwargs.get("dim", args[2] if len(args) > 2 else 0),
-                len(out))[0]
-    start = kwargs.get("start", args[3] if len(args) > 3 else None)
-    end = kwargs.get("end", args[4] if len(args) > 4 else None)
-    step = kwargs.get("step", args[5] if len(args) > 5 else 1)
-    start, end, step = slice(start, end, step).indices(out[dim])
+    dim, start, end, step = _slice_range(args, kwargs, 2, out)
     if step != 1:
         raise Unsupported("slice_scatter with a step")
     end = max(start, end)

@@ -10,6 +10,16 @@
 
 namespace nvfuser {
 
+// Occurrences of `what` in `s` (generated code checks).
+inline size_t countOf(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos;
+       p = s.find(what, p + 1)) {
+    ++n;
+  }
+  return n;
+}
+
 // Options for a forwarding policy; horizontal fusion stays on unless
 // `horizontal` is false (to look at forwarding alone).
 inline Options policyOptions(ForwardingPolicy p, bool horizontal = true) {

@@ -20,14 +20,6 @@ KernelSource compile(const Fusion& f) {
   return ks;
 }
 
-size_t count(const std::string& s, const std::string& what) {
-  size_t n = 0;
-  for (size_t p = s.find(what); p != std::string::npos;
-       p = s.find(what, p + 1)) {
-    ++n;
-  }
-  return n;
-}
 }  // namespace
 
 TEST(ReductionCodegenTest, MiddleAxisSumLoopsInsideTheThread) {
@@ -38,8 +30,8 @@ TEST(ReductionCodegenTest, MiddleAxisSumLoopsInsideTheThread) {
   KernelSource ks = compile(f);
   EXPECT_EQ(ks.families[0].numel, 2 * 8 * 16 * 64);
   EXPECT_EQ(ks.families[0].vectorWidth, 8);  // along the kept innermost dim
-  EXPECT_EQ(count(ks.code, "< 4; ++r"), 1u);
-  EXPECT_EQ(count(ks.code, "nvf_vload(v"), 1u);  // inside the loop
+  EXPECT_EQ(countOf(ks.code, "< 4; ++r"), 1u);
+  EXPECT_EQ(countOf(ks.code, "nvf_vload(v"), 1u);  // inside the loop
 }
 
 TEST(ReductionCodegenTest, EveryReductionKindCompiles) {
@@ -65,7 +57,7 @@ TEST(ReductionCodegenTest, VarMeanIsTwoPass) {
   f.addOutput(var);
   f.addOutput(mean);
   KernelSource ks = compile(f);
-  EXPECT_EQ(count(ks.code, "< 32; ++r"), 2u);  // mean, then deviations
+  EXPECT_EQ(countOf(ks.code, "< 32; ++r"), 2u);  // mean, then deviations
   EXPECT_NE(ks.code.find("/ (float)31"), std::string::npos);
 }
 
@@ -79,8 +71,8 @@ TEST(ReductionCodegenTest, RowReductionUsesOneBlockPerRow) {
   // 512 vectors of 8 lanes: 4 per thread in registers, 128 threads.
   EXPECT_EQ(ks.block, 128);
   EXPECT_NE(ks.code.find("k3 = threadIdx.x * 8 + 3072;"), std::string::npos);
-  EXPECT_EQ(count(ks.code, "nvf_vload(v"), 4u);
-  EXPECT_EQ(count(ks.code, "nvf_block_reduce("), 2u);  // helper + one use
+  EXPECT_EQ(countOf(ks.code, "nvf_vload(v"), 4u);
+  EXPECT_EQ(countOf(ks.code, "nvf_block_reduce("), 2u);  // helper + one use
   LaunchParams lp = computeLaunchParams(ks, 132, 4);
   EXPECT_EQ(lp.grid, 16);
   EXPECT_EQ(lp.block, 128);
@@ -96,7 +88,7 @@ TEST(ReductionCodegenTest, LongRowsLoopInsteadOfStayingInRegisters) {
   EXPECT_TRUE(ks.rowReduction);
   EXPECT_EQ(ks.block, 512);
   EXPECT_EQ(ks.code.find("const bool active"), std::string::npos);
-  EXPECT_EQ(count(ks.code, "k += blockDim.x * 4"), 2u);  // pass, outputs
+  EXPECT_EQ(countOf(ks.code, "k += blockDim.x * 4"), 2u);  // pass, outputs
 }
 
 // softmax, RMS norm and layer norm: reductions broadcast back over the row.
@@ -119,8 +111,8 @@ TEST(ReductionCodegenTest, NormalizationsAreRowKernels) {
   }
   KernelSource ks = compile(softmax);
   EXPECT_TRUE(ks.rowReduction);
-  EXPECT_EQ(count(ks.code, "nvf_block_reduce("), 3u);  // max, sum
-  EXPECT_EQ(count(ks.code, "; ++r"), 0u);  // no serial reduction loop
+  EXPECT_EQ(countOf(ks.code, "nvf_block_reduce("), 3u);  // max, sum
+  EXPECT_EQ(countOf(ks.code, "; ++r"), 0u);  // no serial reduction loop
   Fusion layerNorm;
   {
     TensorView* x = defineTensor(layerNorm, {R, K}, DataType::BFloat16);
@@ -133,7 +125,7 @@ TEST(ReductionCodegenTest, NormalizationsAreRowKernels) {
     layerNorm.addOutput(mean);
   }
   ks = compile(layerNorm);
-  EXPECT_EQ(count(ks.code, "nvf_block_reduce("), 3u);  // sum, squares
+  EXPECT_EQ(countOf(ks.code, "nvf_block_reduce("), 3u);  // sum, squares
   EXPECT_NE(ks.code.find("out1[row] ="), std::string::npos);
   Fusion rms;
   {
@@ -149,7 +141,7 @@ TEST(ReductionCodegenTest, NormalizationsAreRowKernels) {
   }
   ks = compile(rms);
   // x is loaded once and kept in registers for the output; w once.
-  EXPECT_EQ(count(ks.code, "nvf_vload(v"), 2u);
+  EXPECT_EQ(countOf(ks.code, "nvf_vload(v"), 2u);
   EXPECT_NE(ks.code.find("const bool active"), std::string::npos);
 }
 
@@ -191,7 +183,7 @@ TEST(ReductionCodegenTest, ReducedValuesFeedACat) {
   f.addOutput(cat({q, s}, 2));
   KernelSource ks = compile(f);
   EXPECT_EQ(ks.families.size(), 1u);
-  EXPECT_EQ(count(ks.code, "< 3; ++r"), 1u);
+  EXPECT_EQ(countOf(ks.code, "< 3; ++r"), 1u);
 }
 
 TEST(ReductionCodegenTest, ColumnSumWithFewColumnsIsSplit) {
