@@ -92,8 +92,8 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
     params << (params.tellp() ? ", " : "");
     if (in->isTensor()) {
       params << "const " << cudaType(in->dtype()) << "* __restrict__ " << p;
-      maxInBytes = std::max(maxInBytes, bytesOf(in->dtype()));
-      minInBytes = std::min(minInBytes, bytesOf(in->dtype()));
+      maxInBytes = std::max(maxInBytes, dataTypeSize(in->dtype()));
+      minInBytes = std::min(minInBytes, dataTypeSize(in->dtype()));
     } else {
       params << cudaType(in->dtype()) << " " << p;
     }
@@ -154,7 +154,7 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
     OutputFamily& fam = ks.families[f];
     int64_t maxOutBytes = 1;
     for (size_t o : fam.outputs) {
-      maxOutBytes = std::max(maxOutBytes, bytesOf(ks.outputs[o]->dtype()));
+      maxOutBytes = std::max(maxOutBytes, dataTypeSize(ks.outputs[o]->dtype()));
     }
     // 16 bytes per output store; an input load of wider elements takes up
     // to four 16-byte chunks (int64 position ids next to bf16 outputs). A
@@ -285,7 +285,7 @@ KernelSource PointwiseKernelGenerator::generateRows(
   int64_t maxOutBytes = 0;
   for (const TensorView* o : ks.outputs) {
     if (shapeWithoutOnes(o) != plan.rows) {
-      maxOutBytes = std::max(maxOutBytes, bytesOf(o->dtype()));
+      maxOutBytes = std::max(maxOutBytes, dataTypeSize(o->dtype()));
     }
   }
   int64_t v = !options_.vectorize ? 1

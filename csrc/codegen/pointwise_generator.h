@@ -48,21 +48,6 @@ inline std::string keyOf(const Index& idx) {
   return s;
 }
 
-inline int64_t bytesOf(DataType t) {
-  switch (t) {
-    case DataType::Bool:
-      return 1;
-    case DataType::Half:
-    case DataType::BFloat16:
-      return 2;
-    case DataType::Float:
-    case DataType::Int32:
-      return 4;
-    default:
-      return 8;
-  }
-}
-
 // Reduction helpers shared by the serial and the row strategies
 // (pointwise_reduction.cpp).
 DataType accumulatorType(DataType out, DataType in);
