@@ -25,6 +25,25 @@ std::vector<int64_t> denseStrides(const std::vector<int64_t>& shape) {
 
 namespace pointwise_detail {
 
+namespace {
+// The body of the widest lane count that `generate` can prove: v first
+// halves until it divides the innermost `extent`, then once per
+// NotVectorizable (one lane always works). Leaves the width used in v.
+template <typename Generate>
+std::string widestProvenBody(int64_t& v, int64_t extent, Generate generate) {
+  while (v > 1 && extent % v != 0) {
+    v /= 2;
+  }
+  for (;; v /= 2) {
+    try {
+      return generate(v);
+    } catch (const NotVectorizable&) {
+      NVF_ASSERT(v > 1, "a scalar kernel needs no proof");
+    }
+  }
+}
+}  // namespace
+
 // The body of one family for slot-relative element index `i`, with v lanes;
 // throws NotVectorizable when v lanes cannot be proven contiguous.
 std::string PointwiseKernelGenerator::familyBody(const OutputFamily& family,
@@ -168,18 +187,8 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
       v = std::min<int64_t>(v, 16 / minInBytes);
     }
     const int64_t inner = fam.loop.empty() ? 1 : fam.loop.back();
-    while (v > 1 && inner % v != 0) {
-      v /= 2;
-    }
-    std::string body;
-    for (;; v /= 2) {
-      try {
-        body = familyBody(fam, v);
-        break;
-      } catch (const NotVectorizable&) {
-        NVF_ASSERT(v > 1, "a scalar kernel needs no proof");
-      }
-    }
+    auto generateFamily = [&](int64_t w) { return familyBody(fam, w); };
+    std::string body = widestProvenBody(v, inner, generateFamily);
     fam.vectorWidth = v;
     fam.slots = fam.numel / v;
     split_ = splitFactor(fam);
@@ -195,16 +204,10 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
         fam.slots = fam.numel / v;
         split_ = splitFactor(fam);
       }
-      for (split_ = std::max<int64_t>(split_, 1);; v /= 2) {
-        try {
-          body = familyBody(fam, v);  // chunked loops
-          break;
-        } catch (const NotVectorizable&) {
-          NVF_ASSERT(v > 1, "a scalar kernel needs no proof");
-          fam.vectorWidth = v / 2;
-          fam.slots = fam.numel / (v / 2);
-        }
-      }
+      split_ = std::max<int64_t>(split_, 1);
+      body = widestProvenBody(v, inner, generateFamily);  // chunked loops
+      fam.vectorWidth = v;
+      fam.slots = fam.numel / v;
       ks.zeroOutputs = split_ > 1;
     }
     const std::string begin = std::to_string(ks.slots);
@@ -292,14 +295,10 @@ KernelSource PointwiseKernelGenerator::generateRows(
               : maxOutBytes > 0
                   ? std::min<int64_t>(16 / maxOutBytes, 64 / maxInBytes)
                   : std::max<int64_t>(16 / maxInBytes, 1);
-  while (v > 1 && plan.inner.back() % v != 0) {
-    v /= 2;
-  }
-  std::string body;
-  for (;; v /= 2) {
+  std::string body = widestProvenBody(v, plan.inner.back(), [&](int64_t w) {
     // Rows of up to 8 x 128 vectors are held in registers.
-    const int64_t vectors = plan.rowLength / v;
-    persistent_ = plan.rowLength % v == 0 && vectors >= 1 &&
+    const int64_t vectors = plan.rowLength / w;
+    persistent_ = plan.rowLength % w == 0 && vectors >= 1 &&
                   vectors <= kMaxPersistentVectors * kPersistentThreads;
     persistentVectors_ = std::max<int64_t>(
         (vectors + kPersistentThreads - 1) / kPersistentThreads, 1);
@@ -307,14 +306,9 @@ KernelSource PointwiseKernelGenerator::generateRows(
         ((vectors + persistentVectors_ - 1) / persistentVectors_ + 31) / 32 *
             32,
         32);
-    persistentStride_ = ks.block * v;
-    try {
-      body = rowBody(plan, v);
-      break;
-    } catch (const NotVectorizable&) {
-      NVF_ASSERT(v > 1, "a scalar kernel needs no proof");
-    }
-  }
+    persistentStride_ = ks.block * w;
+    return rowBody(plan, w);
+  });
   for (OutputFamily& fam : ks.families) {
     fam.vectorWidth = v;
     fam.slots = plan.numRows;
