@@ -22,6 +22,9 @@ namespace nvfuser {
 struct TensorLayout {
   std::vector<int64_t> strides;  // in elements; 0 for size-1 dims
   bool aligned = true;           // the data pointer is 16-byte aligned
+  bool operator==(const TensorLayout& o) const {
+    return strides == o.strides && aligned == o.aligned;
+  }
 };
 
 // Row-major strides of a dense tensor (0 for size-1 dims).

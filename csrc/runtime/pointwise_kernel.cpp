@@ -135,8 +135,12 @@ std::vector<at::Tensor> PointwiseKernel::run(
     layouts.push_back(layoutOf(t));
     params.push_back(bytesOf(t.data_ptr()));
   }
-  Variant& variant = variantFor(layouts);
-  last_ = &variant;
+  // Steady state: the same layout as last call, no key to build.
+  if (layouts != lastLayouts_) {
+    last_ = &variantFor(layouts);
+    lastLayouts_ = layouts;
+  }
+  Variant& variant = *last_;
   const KernelSource& src = variant.source;
   CUfunction f = functionFor(variant, index, options);
   std::vector<at::Tensor> outputs;

@@ -52,6 +52,7 @@ class PointwiseKernel {
   std::map<std::string, std::unique_ptr<Variant>> variants_;
   Variant* predicted_ = nullptr;
   Variant* last_ = nullptr;
+  std::vector<TensorLayout> lastLayouts_;  // of last_, once run
 };
 
 }  // namespace nvfuser
