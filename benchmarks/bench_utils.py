@@ -66,9 +66,9 @@ def copy_bandwidth(cuda, timer):
     return 2 * x.numel() * 2 / ms / 1e6  # GB/s
 
 
-def kernel_time_ms(fn, reps=10):
-    """GPU time of the kernels fn() launches (no host gaps), per call, and
-    the kernels' names, from the profiler."""
+def kernel_breakdown(fn, reps=10):
+    """[(kernel name, GPU us per call, launches per call)] of what fn()
+    launches, longest first, from the profiler."""
     fn()
     torch.cuda.synchronize()
     acts = [torch.profiler.ProfilerActivity.CUDA]
@@ -76,13 +76,18 @@ def kernel_time_ms(fn, reps=10):
         for _ in range(reps):
             fn()
         torch.cuda.synchronize()
-    total = 0.0
-    names = set()
+    rows = []
     for e in prof.key_averages():
         t = getattr(e, "device_time_total", None)
         if t is None:
             t = getattr(e, "cuda_time_total", 0.0)
         if t > 0 and e.key and not e.key.startswith("cuda"):
-            total += t
-            names.add(e.key)
-    return total / reps / 1e3, sorted(names)
+            rows.append((e.key, t / reps, e.count / reps))
+    return sorted(rows, key=lambda r: -r[1])
+
+
+def kernel_time_ms(fn, reps=10):
+    """GPU time of the kernels fn() launches (no host gaps), per call, and
+    the kernels' names, from the profiler."""
+    rows = kernel_breakdown(fn, reps)
+    return sum(r[1] for r in rows) / 1e3, sorted(r[0] for r in rows)

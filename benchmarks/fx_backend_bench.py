@@ -22,7 +22,7 @@ sys.path.insert(0, HERE)
 
 import nvfuser  # noqa: E402,F401  (registers backend="nvfuser")
 from nvfuser.fx import partition  # noqa: E402
-from bench_utils import Timer, count_kernels  # noqa: E402
+from bench_utils import Timer, count_kernels, kernel_breakdown  # noqa: E402,E501
 
 MODELS = {  # name: (module, config class, hidden, heads, kv heads, theta)
     "llama_3_8b": ("llama", "LlamaConfig", 4096, 32, 8, 500000.0),
@@ -83,7 +83,7 @@ def rms_case(T):
     return norm, inputs
 
 
-def run(module, make_inputs, backend, timer):
+def run(module, make_inputs, backend, timer, kernels=False):
     torch._dynamo.reset()
     partition.COMPILED_GRAPHS.clear()
     breaks_before = sum(torch._dynamo.utils.counters["graph_break"].values())
@@ -123,6 +123,8 @@ def run(module, make_inputs, backend, timer):
                fwd_rel_err=fwd_err, bwd_rel_err=bwd_err, graph_breaks=breaks)
     if backend == "nvfuser":
         res["graphs"] = list(partition.COMPILED_GRAPHS)
+    if kernels:
+        res["fwd_bwd_breakdown"] = kernel_breakdown(fwd_bwd)
     return res
 
 
@@ -132,6 +134,8 @@ def main():
     p.add_argument("--T", type=int, default=4096)
     p.add_argument("--cases", default=",".join(list(MODELS) +
                                                 ["llama_rms_norm"]))
+    p.add_argument("--kernels", action="store_true",
+                   help="print each backend's fwd+bwd kernels with GPU times")
     args = p.parse_args()
     timer = Timer(True, 20)
     wanted = args.cases.split(",")
@@ -143,12 +147,17 @@ def main():
         row = dict(name=name)
         for backend in ("nvfuser", "inductor"):
             try:
-                row[backend] = run(module, make, backend, timer)
+                row[backend] = run(module, make, backend, timer,
+                                   args.kernels)
             except Exception as e:  # a failure is a result, not a crash
                 row[backend] = dict(error=str(e).splitlines()[0][:200])
         rows.append(row)
+        for backend in ("nvfuser", "inductor"):
+            for k, us, n in row[backend].get("fwd_bwd_breakdown", []):
+                print("  %-8s %8.1f us x%-4g %s" % (backend, us, n, k[:90]))
         print(name, json.dumps({b: {k: v for k, v in row[b].items()
-                                    if k != "graphs"}
+                                    if k not in ("graphs",
+                                                 "fwd_bwd_breakdown")}
                                 for b in ("nvfuser", "inductor")}),
               flush=True)
     print("\n| module | ours fwd ms (kernels) | inductor fwd ms (kernels) | "

@@ -5,6 +5,7 @@ rows), each against torch's copy bandwidth of the same bytes in the same
 run. Prints a table and writes JSON.
 
     python3 benchmarks/norm_bench.py [--json PATH] [--rows R --cols C]
+                                     [--cases softmax,column]
 """
 
 import argparse
@@ -19,7 +20,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, HERE)
 
 from nvfuser import DataType, FusionDefinition  # noqa: E402
-from bench_utils import Timer, copy_bandwidth, count_kernels, nbytes  # noqa: E402,E501
+from bench_utils import (Timer, copy_bandwidth, count_kernels,  # noqa: E402
+                         kernel_time_ms, nbytes)
 
 BF16 = DataType.BFloat16
 F32 = DataType.Float
@@ -85,6 +87,9 @@ def main():
     p.add_argument("--json", default="norm_bench.json")
     p.add_argument("--rows", type=int, default=16384)
     p.add_argument("--cols", type=int, default=4096)
+    p.add_argument("--cases", default="",
+                   help="comma-separated name prefixes (softmax,rms_norm,"
+                   "layer_norm,column); default all")
     args = p.parse_args()
     timer = Timer(True, 20)
     copy_bw = copy_bandwidth(True, timer)
@@ -98,6 +103,9 @@ def main():
              ("layer_norm [%d, %d] bf16" % (R, K), layer_norm(x, w, b)),
              ("column sum [65536, 1024] bf16", column_sum(
                  torch.randn(65536, 1024, device=dev, dtype=torch.bfloat16)))]
+    if args.cases:
+        cases = [c for c in cases
+                 if any(c[0].startswith(p) for p in args.cases.split(","))]
     rows = []
     for name, (fd, inputs, eager) in cases:
         out = fd.execute(inputs)[0]
@@ -112,15 +120,17 @@ def main():
                          schedulers=[g["scheduler"] for g in seg["groups"]],
                          kernels=count_kernels(lambda: fd.execute(inputs),
                                                True),
+                         kernel_ms=kernel_time_ms(
+                             lambda: fd.execute(inputs))[0],
                          eager_ms=timer(eager)))
     print("\ncopy bandwidth: %.0f GB/s\n" % copy_bw)
-    print("| benchmark | ms | GB/s | of copy BW | kernels | eager ms | "
-          "rel. error |")
-    print("|---|---|---|---|---|---|---|")
+    print("| benchmark | ms | GB/s | of copy BW | kernels | kernel ms | "
+          "eager ms | rel. error |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print("| %s | %.4f | %.0f | %.1f%% | %d | %.4f | %.1e |" % (
+        print("| %s | %.4f | %.0f | %.1f%% | %d | %.4f | %.4f | %.1e |" % (
             r["name"], r["ms"], r["gbps"], 100 * r["frac"], r["kernels"],
-            r["eager_ms"], r["rel_err"]))
+            r["kernel_ms"], r["eager_ms"], r["rel_err"]))
     with open(args.json, "w") as f:
         json.dump(dict(gpu=torch.cuda.get_device_name(), copy_gbps=copy_bw,
                        rows=rows), f, indent=2)

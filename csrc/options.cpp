@@ -46,7 +46,8 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "draw_segmented_fusion",
       "cuda_kernel",
       "launch_param",
-      "fx_partition",  // torch.compile / FX regions (Python side)
+      "ptxas_verbose",  // registers / spills of every compiled kernel
+      "fx_partition",   // torch.compile / FX regions (Python side)
   };
   static const std::vector<std::string> kEnable = {
       "kernel_profile",

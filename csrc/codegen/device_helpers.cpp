@@ -70,6 +70,34 @@ template <typename T>
 __device__ __forceinline__ T nvf_max(T a, T b) { return (a != a || a > b) ? a : b; }
 template <typename T>
 __device__ __forceinline__ T nvf_min(T a, T b) { return (a != a || a < b) ? a : b; }
+#if __CUDA_ARCH__ >= 800
+// NaN-propagating max/min in one instruction instead of compare + select.
+__device__ __forceinline__ float nvf_max(float a, float b) {
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+__device__ __forceinline__ float nvf_min(float a, float b) {
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+#endif
+// Division of many values by one shared divisor b. nvf_rcp(b) is 1 / b
+// when |b| is in [2^-50, 2^50], NaN otherwise; nvf_div_rcp then corrects
+// the product a * r with one fma, which gives the correctly rounded
+// quotient (Markstein) while the quotient also lies in [2^-50, 2^50] (no
+// intermediate under- or overflows). Everything else is divided.
+__device__ __forceinline__ float nvf_rcp(float b) {
+  const float m = fabsf(b);
+  return (m >= 0x1p-50f && m <= 0x1p50f) ? 1.0f / b : __int_as_float(0x7fc00000);
+}
+__device__ __forceinline__ float nvf_div_rcp(float a, float b, float r) {
+  const float q = a * r;
+  const float m = fabsf(q);
+  if (m >= 0x1p-50f && m <= 0x1p50f) return fmaf(fmaf(-q, b, a), r, q);
+  return a / b;
+}
 template <typename T>
 __device__ __forceinline__ T nvf_remainder(T a, T b) {
   T r = a % b;

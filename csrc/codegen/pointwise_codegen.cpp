@@ -73,12 +73,11 @@ std::string PointwiseKernelGenerator::familyBody(const OutputFamily& family,
     }
     Value x = valueAt(tv, idx);
     const std::string out = "out" + std::to_string(o);
-    if (split_ > 1) {  // partial sums of one chunk of the reduced rows
-      line(x.lane
-               ? "#pragma unroll\n" + std::string(indent_, ' ') +
-                     "for (int u = 0; u < " + std::to_string(v) +
-                     "; ++u) atomicAdd(" + out + " + i + u, " + x.name + "[u]);"
-               : "atomicAdd(" + out + " + i, " + x.name + ");");
+    if (split_ > 1) {  // this chunk's partial sums, combined by the block
+      line(x.lane ? "#pragma unroll\n" + std::string(indent_, ' ') +
+                        "for (int u = 0; u < " + std::to_string(v) +
+                        "; ++u) nvf_p[u] = " + x.name + "[u];"
+                  : "nvf_p[0] = " + x.name + ";");
       continue;
     }
     if (v == 1) {
@@ -192,26 +191,14 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
     fam.vectorWidth = v;
     fam.slots = fam.numel / v;
     split_ = splitFactor(fam);
-    if (split_ > 1) {
-      // Lanes from the (float) output: more vectors, so fewer chunks and
-      // fewer atomic adds per output element for the same thread count (an
-      // H200 ran a [65536, 1024] bf16 column sum at 48% of copy bandwidth
-      // this way, at 23% with 8 lanes and twice the chunks).
-      const int64_t narrower = std::max<int64_t>(16 / maxOutBytes, 1);
-      if (narrower < v) {
-        v = narrower;
-        fam.vectorWidth = v;
-        fam.slots = fam.numel / v;
-        split_ = splitFactor(fam);
-      }
-      split_ = std::max<int64_t>(split_, 1);
+    if (split_ > 1) {  // a lone sum: the only family
       body = widestProvenBody(v, inner, generateFamily);  // chunked loops
       fam.vectorWidth = v;
       fam.slots = fam.numel / v;
-      ks.zeroOutputs = split_ > 1;
+      return generateSplit(std::move(ks), params.str(), body);
     }
     const std::string begin = std::to_string(ks.slots);
-    ks.slots += fam.slots * split_;
+    ks.slots += fam.slots;
     const std::string end = std::to_string(ks.slots);
     if (ks.families.size() > 1) {
       loopBody << "    " << (f == 0 ? "if" : "} else if") << " (slot < " << end
@@ -220,18 +207,10 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
     } else {
       loopBody << "    {\n";
     }
-    if (split_ > 1) {
-      loopBody << "      " << indexType_ << " c = slot / " << fam.slots
-               << ";  // chunk of " << splitChunk_ << " reduced rows\n"
-               << "      " << indexType_ << " i = (slot % " << fam.slots
-               << ") * " << v << ";\n"
-               << body;
-    } else {
-      loopBody << "      " << indexType_
-               << " i = " << (f == 0 ? "slot" : "(slot - " + begin + ")")
-               << " * " << v << ";\n"
-               << body;
-    }
+    loopBody << "      " << indexType_
+             << " i = " << (f == 0 ? "slot" : "(slot - " + begin + ")") << " * "
+             << v << ";\n"
+             << body;
   }
   loopBody << "    }\n";
   std::ostringstream code;
@@ -276,7 +255,9 @@ int64_t PointwiseKernelGenerator::splitFactor(const OutputFamily& fam) {
   if (factor < 2) {
     return 1;
   }
-  splitChunk_ = (rows + factor - 1) / factor;
+  // Chunks of a multiple of 8 rows: the unrolled loop has no remainder
+  // when the rows divide evenly.
+  splitChunk_ = ((rows + factor - 1) / factor + 7) / 8 * 8;
   return (rows + splitChunk_ - 1) / splitChunk_;
 }
 
@@ -314,6 +295,7 @@ KernelSource PointwiseKernelGenerator::generateRows(
     fam.slots = plan.numRows;
   }
   ks.rowReduction = true;
+  ks.blockPerSlot = true;
   ks.slots = plan.numRows;
   if (!persistent_) {  // enough threads for one vector each, 32 to 512
     ks.block = 32;
@@ -422,8 +404,7 @@ LaunchParams computeLaunchParams(const KernelSource& kernel, int smCount,
   p.block = kernel.block;
   const int64_t wave =
       std::max<int64_t>(int64_t(smCount) * std::max(blocksPerSm, 1), 1);
-  // A row kernel needs a block per row; a pointwise one a thread per slot.
-  const int64_t perBlock = kernel.rowReduction ? 1 : p.block;
+  const int64_t perBlock = kernel.blockPerSlot ? 1 : p.block;
   p.grid = std::min((kernel.slots + perBlock - 1) / perBlock, wave);
   return p;
 }

@@ -49,6 +49,9 @@ struct KernelSource {
   // One block per row, reducing cooperatively (reductions of the innermost
   // dims: row sums, softmax, norms).
   bool rowReduction = false;
+  // Each slot is the work of a whole block (a row, or a tile of a split
+  // sum), not of one thread.
+  bool blockPerSlot = false;
   // Outputs start at zero and are accumulated atomically (a split sum).
   bool zeroOutputs = false;
   // Kernel parameters, in order: one per fusion input (tensors as a data

@@ -20,6 +20,9 @@ std::string smallPower(const Val* exponent, DataType t, const std::string& x,
   const double v = scalarToDouble(*c->value());
   const std::string one = "(" + cudaType(t) + ")1";
   const bool f = t == DataType::Float;
+  if (v == 1.0) {  // pow(x, 1) is x, NaN included (autograd of x ** 2)
+    return x;
+  }
   if (v == 2.0) {
     return "(" + x + " * " + x + ")";
   }
@@ -73,6 +76,23 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
           isReducedFloat(b->computeType()) ? DataType::Float : b->computeType();
       Value x = operand(e->input(0), idx);
       Value y = operand(e->input(1), idx);
+      if (b->op() == BinaryOpType::Div && t == DataType::Float && x.lane &&
+          !y.lane) {
+        // Every lane (and every later use) shares the divisor's reciprocal.
+        const std::string key = "rcp:" + y.name;
+        const Value* cachedRcp = cached(key);
+        const Value rcp =
+            cachedRcp
+                ? *cachedRcp
+                : emit(t, false,
+                       "nvf_rcp(" + cast(y, e->input(1)->dtype(), t) + ")");
+        scopes_.back()[key] = rcp;
+        return emit(out, true,
+                    castExpr(t, out,
+                             "nvf_div_rcp(" + cast(x, e->input(0)->dtype(), t) +
+                                 ", " + cast(y, e->input(1)->dtype(), t) +
+                                 ", " + rcp.name + ")"));
+      }
       std::string r = binaryExpr(b->op(), t, cast(x, e->input(0)->dtype(), t),
                                  cast(y, e->input(1)->dtype(), t));
       if (b->op() == BinaryOpType::Pow && isFloatingType(t)) {

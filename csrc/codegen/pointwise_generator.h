@@ -92,8 +92,17 @@ class PointwiseKernelGenerator {
   // Chunks of the reduced rows for a lone sum with few outputs (1: none);
   // sets splitChunk_.
   int64_t splitFactor(const OutputFamily& fam);
+  // The kernel of a split sum around `body` (the partial sums `nvf_p` of
+  // chunk `c` at element `i`): a block takes a tile of up to
+  // kSplitTileVectors consecutive vectors x (kSplitBlock / that) chunks,
+  // combines the chunks in shared memory, then adds one value per element
+  // and tile atomically (pointwise_reduction.cpp).
+  KernelSource generateSplit(KernelSource ks, const std::string& params,
+                             const std::string& body);
   // Threads a split reduction aims for (about 8 per core of an H200).
   static constexpr int64_t kSplitThreads = 132 * 1024;
+  static constexpr int64_t kSplitBlock = 256;
+  static constexpr int64_t kSplitTileVectors = 32;
   // Persistent rows: up to 8 vectors per thread, 128 threads per block
   // where the row is long enough.
   static constexpr int64_t kMaxPersistentVectors = 8;

@@ -5,6 +5,7 @@
 // consecutive elements in every iteration. var_mean is two-pass (mean, then
 // the sum of squared deviations), in Float (Double for Double inputs).
 #include "analysis/tensor_shape.h"
+#include "codegen/device_helpers.h"
 #include "codegen/op_emitter.h"
 #include "codegen/pointwise_generator.h"
 #include "exceptions.h"
@@ -105,11 +106,15 @@ Index PointwiseKernelGenerator::openReductionLoops(
     if (split_ > 1 && d == firstReduced) {  // this thread's chunk only
       const std::string chunk = std::to_string(splitChunk_);
       begin = "c * " + chunk;
-      end = "((c + 1) * " + chunk + " < " + end + " ? (c + 1) * " + chunk +
-            " : " + end + ")";
+      end = shape[d] % splitChunk_ == 0
+                ? "(c + 1) * " + chunk
+                : "((c + 1) * " + chunk + " < " + end + " ? (c + 1) * " +
+                      chunk + " : " + end + ")";
     }
-    // Unrolled so several iterations' loads are in flight together.
-    line("#pragma unroll 4");
+    // Unrolled so several iterations' loads are in flight together (a
+    // split chunk is a multiple of 8 rows).
+    line(split_ > 1 && d == firstReduced ? "#pragma unroll 8"
+                                         : "#pragma unroll 4");
     line("for (" + indexType_ + " " + r + " = " + begin + "; " + r + " < " +
          end + "; ++" + r + ") {");
     indent_ += 2;
@@ -182,6 +187,66 @@ Value PointwiseKernelGenerator::reduce(const Expr* e, const Val* v,
   scopes_.back()[e->output(0)->ref() + "@" + key] = var;
   scopes_.back()[e->output(1)->ref() + "@" + key] = meanOut;
   return v == e->output(0) ? var : meanOut;
+}
+
+KernelSource PointwiseKernelGenerator::generateSplit(KernelSource ks,
+                                                     const std::string& params,
+                                                     const std::string& body) {
+  const OutputFamily& fam = ks.families.at(0);
+  const std::string t = cudaType(ks.outputs.at(0)->dtype());
+  const std::string ix = indexType_;
+  const int64_t v = fam.vectorWidth;
+  // Vectors per tile: a multiple of 32 that divides the block.
+  int64_t width = 32;
+  while (width < kSplitTileVectors && width < fam.slots) {
+    width *= 2;
+  }
+  const int64_t perBlock = kSplitBlock / width;  // chunks
+  const int64_t tileElems = width * v;
+  const int64_t colTiles = (fam.slots + width - 1) / width;
+  const int64_t chunkTiles = (split_ + perBlock - 1) / perBlock;
+  ks.slots = colTiles * chunkTiles;
+  ks.block = kSplitBlock;
+  ks.blockPerSlot = true;
+  ks.zeroOutputs = true;
+  const std::string vs = std::to_string(v);
+  const std::string ws = std::to_string(width);
+  std::ostringstream code;
+  code << deviceHelpersSource() << "\nextern \"C\" __global__ void " << ks.name
+       << "(" << params << ") {\n"
+       << "  // tiles of " << width << " vectors x " << perBlock
+       << " chunks of " << splitChunk_ << " reduced rows\n"
+       << "  __shared__ " << t << " nvf_part[" << kSplitBlock * v << "];\n"
+       << "  for (" << ix << " tile = blockIdx.x; tile < " << ks.slots
+       << "; tile += gridDim.x) {\n"
+       << "    " << ix << " cv = (tile % " << colTiles << ") * " << ws
+       << " + threadIdx.x % " << ws << ";\n"
+       << "    " << ix << " c = (tile / " << colTiles << ") * " << perBlock
+       << " + threadIdx.x / " << ws << ";\n"
+       << "    nvf_array<" << t << ", " << vs << "> nvf_p;\n"
+       << "    #pragma unroll\n"
+       << "    for (int u = 0; u < " << vs << "; ++u) nvf_p[u] = (" << t
+       << ")0;\n"
+       << "    if (cv < " << fam.slots << " && c < " << split_ << ") {\n"
+       << "      " << ix << " i = cv * " << vs << ";\n"
+       << body << "    }\n"
+       << "    #pragma unroll\n"
+       << "    for (int u = 0; u < " << vs << "; ++u) nvf_part[threadIdx.x * "
+       << vs << " + u] = nvf_p[u];\n"
+       << "    __syncthreads();\n"
+       << "    for (unsigned e = threadIdx.x; e < " << tileElems
+       << "; e += blockDim.x) {\n"
+       << "      " << t << " s = nvf_part[e];\n"
+       << "      for (int w = 1; w < " << perBlock
+       << "; ++w) s += nvf_part[w * " << tileElems << " + e];\n"
+       << "      const " << ix << " col = (tile % " << colTiles << ") * "
+       << tileElems << " + e;\n"
+       << "      if (col < " << fam.numel << ") atomicAdd(out0 + col, s);\n"
+       << "    }\n"
+       << "    __syncthreads();  // nvf_part is reused by the next tile\n"
+       << "  }\n}\n";
+  ks.code = code.str();
+  return ks;
 }
 
 }  // namespace pointwise_detail

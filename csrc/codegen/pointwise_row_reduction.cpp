@@ -234,6 +234,11 @@ std::string PointwiseKernelGenerator::rowBody(const RowReductionPlan& plan,
     const std::string active = "active" + std::to_string(p);
     line(indexType_ + " " + k + " = threadIdx.x * " + std::to_string(v) +
          (p ? " + " + std::to_string(p * persistentStride_) : "") + ";");
+    if ((p + 1) * persistentStride_ <= plan.rowLength) {
+      // Every thread's vector lies inside the row (block is exact).
+      persistentChunks_.push_back(RowChunk{innerIndex(plan, k), k, ""});
+      continue;
+    }
     line("const bool " + active + " = " + k + " < " +
          std::to_string(plan.rowLength) + ";");
     line("if (!" + active + ") " + k + " = " +

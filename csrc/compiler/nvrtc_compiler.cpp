@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <iterator>
 #include <map>
 #include <mutex>
@@ -31,20 +32,23 @@ std::string cachePath(size_t hash, const std::string& arch) {
 }
 
 CompiledKernel compileUncached(const std::string& source,
-                               const std::string& name,
-                               const std::string& arch) {
+                               const std::string& name, const std::string& arch,
+                               bool ptxasVerbose) {
   nvrtcProgram prog;
   checkNvrtc(nvrtcCreateProgram(&prog, source.c_str(), (name + ".cu").c_str(),
                                 0, nullptr, nullptr),
              "create program");
   std::string archOpt = "--gpu-architecture=" + arch;
-  const char* opts[] = {archOpt.c_str(), "--std=c++17", "-default-device"};
-  nvrtcResult r = nvrtcCompileProgram(prog, 3, opts);
+  const char* opts[] = {archOpt.c_str(), "--std=c++17", "-default-device",
+                        "--ptxas-options=-v"};
+  nvrtcResult r = nvrtcCompileProgram(prog, ptxasVerbose ? 4 : 3, opts);
   size_t logSize = 0;
   nvrtcGetProgramLogSize(prog, &logSize);
   std::string log(logSize, '\0');
   if (logSize > 0) {
     nvrtcGetProgramLog(prog, log.data());
+    log.resize(log.find('\0') == std::string::npos ? log.size()
+                                                   : log.find('\0'));
   }
   if (r != NVRTC_SUCCESS) {
     nvrtcDestroyProgram(&prog);
@@ -65,7 +69,13 @@ CompiledKernel compileUncached(const std::string& source,
 
 CompiledKernel compileWithNvrtc(const std::string& source,
                                 const std::string& name,
-                                const std::string& arch) {
+                                const std::string& arch, bool ptxasVerbose) {
+  if (ptxasVerbose) {
+    CompiledKernel k = compileUncached(source, name, arch, true);
+    std::cout << "// ptxas " << name << " (" << arch << "):\n"
+              << k.log << std::flush;
+    return k;
+  }
   static std::mutex mutex;
   static std::map<std::pair<std::string, std::string>, CompiledKernel> cache;
   std::lock_guard<std::mutex> lock(mutex);
@@ -82,7 +92,7 @@ CompiledKernel compileWithNvrtc(const std::string& source,
     k.cubin.assign(std::istreambuf_iterator<char>(cached),
                    std::istreambuf_iterator<char>());
   } else {
-    k = compileUncached(source, name, arch);
+    k = compileUncached(source, name, arch, /*ptxasVerbose=*/false);
     if (!path.empty()) {
       std::ofstream(path, std::ios::binary)
           .write(k.cubin.data(), static_cast<std::streamsize>(k.cubin.size()));

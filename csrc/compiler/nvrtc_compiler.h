@@ -16,9 +16,13 @@ struct CompiledKernel {
 // Throws a RuntimeError with NVRTC's log when compilation fails. Results
 // are cached in memory by (source, arch), and on disk under
 // $NVFUSER_CACHE_DIR when it is set.
+// With ptxasVerbose the kernel is compiled again with `-v` for ptxas (its
+// registers, spills and shared memory) is printed to stdout and kept in
+// `log`; this bypasses the caches.
 CompiledKernel compileWithNvrtc(const std::string& source,
                                 const std::string& name,
-                                const std::string& arch);
+                                const std::string& arch,
+                                bool ptxasVerbose = false);
 
 // NVRTC's version, e.g. "13.0".
 std::string nvrtcVersionString();

@@ -86,7 +86,7 @@ std::vector<std::string> FusionExecutorCache::cudaCodeFor(
   for (const auto& kernel : entry.runtime->kernels()) {
     if (kernel) {
       const KernelSource& ks = kernel->predictedSource();
-      compileWithNvrtc(ks.code, ks.name, arch);
+      compileWithNvrtc(ks.code, ks.name, arch, options.dump("ptxas_verbose"));
       sources.push_back(ks.code);
     }
   }

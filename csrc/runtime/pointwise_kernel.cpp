@@ -97,7 +97,8 @@ CUfunction PointwiseKernel::functionFor(Variant& v, int device,
     std::cout << "// kernel " << src.name << " (" << arch << ")\n"
               << src.code << std::flush;
   }
-  CompiledKernel k = compileWithNvrtc(src.code, src.name, arch);
+  CompiledKernel k =
+      compileWithNvrtc(src.code, src.name, arch, options.dump("ptxas_verbose"));
   CUfunction f = driver.loadFunction(k.cubin, src.name);
   v.functions[device] = f;
   v.residentBlocks[device] =

@@ -96,10 +96,55 @@ class _TranslationContext:
         return fn(*[self._to_shape(x, shape) for x in (a, b, c)])
 
 
+# Shape, dtype and integer arithmetic on them. Inside a region such a node
+# is the constant it was recorded as: the region runs only for inputs of
+# the recorded shapes, dtypes and scalar values, which fix it.
+METADATA_OPS = ("size", "dim", "getattr", "getitem", "floordiv", "mul",
+                "add", "sub", "neg", "mod")
+_METADATA_ATTRS = ("shape", "dtype", "ndim", "device", "is_cuda")
+
+
+def _metadata_value(v):
+    if isinstance(v, (tuple, list)):
+        return all(_metadata_value(x) for x in v)
+    return type(v) in (int, bool, float, torch.Size, torch.dtype,
+                       torch.device)
+
+
+def is_metadata(node, values):
+    """A node computing shape/dtype information from its inputs' metadata
+    and plain numbers (symbolic_trace graphs: ``x.size(0)``,
+    ``x.shape[-1] // 2``, ``v.dtype``)."""
+    if node.op not in ("call_function", "call_method"):
+        return False
+    name = op_name(node)
+    if name not in METADATA_OPS or node not in values or \
+            not _metadata_value(values[node]):
+        return False
+    if name == "getattr" and node.args[1] not in _METADATA_ATTRS:
+        return False
+    reads_tensor = name in ("size", "dim", "getattr")
+    for a in node.all_input_nodes:
+        v = values.get(a)
+        if isinstance(v, torch.Tensor):
+            if not (reads_tensor and a is node.args[0]):
+                return False
+        elif not _metadata_value(v):
+            return False
+    return True
+
+
 def _support_reason(node, values):
     """None when the node can be translated, else why not."""
     if node.op not in ("call_function", "call_method"):
         return "not a call"
+    if is_metadata(node, values):
+        # Only for region ops: shape arithmetic read by eager nodes stays
+        # with them.
+        for u in node.users:
+            if _support_reason(u, values) is not None:
+                return "read by %s, which runs in eager" % u.name
+        return None
     name = op_name(node)
     from .translator import TABLE
     if TABLE.get(name) is None:
@@ -176,13 +221,17 @@ class FusionRegion(torch.nn.Module):
     def __init__(self, sub_gm, values_by_name):
         super().__init__()
         self.eager = sub_gm
-        self.fd, self.signature = self._translate(sub_gm, values_by_name)
+        self.fd, self.signature, self.outputs = self._translate(
+            sub_gm, values_by_name)
         self.fallbacks = 0
 
     @staticmethod
     def _translate(gm, values_by_name):
         env = {}
         signature = []
+        # Per region output: ("tensor", index among the fusion's outputs)
+        # or ("value", the recorded shape/dtype value).
+        outputs = []
         nodes = list(gm.graph.nodes)
         with FusionDefinition() as fd:
             ctx = _TranslationContext(fd, {})
@@ -200,6 +249,8 @@ class FusionRegion(torch.nn.Module):
                     else:
                         env[n] = v
                         signature.append(("value", v))
+                elif is_metadata(n, ctx.values):
+                    env[n] = v
                 elif n.op in ("call_function", "call_method"):
                     args = torch.fx.node.map_arg(n.args, lambda a: env[a])
                     kwargs = torch.fx.node.map_arg(n.kwargs, lambda a: env[a])
@@ -212,9 +263,15 @@ class FusionRegion(torch.nn.Module):
                 elif n.op == "output":
                     outs = n.args[0]
                     outs = outs if isinstance(outs, (tuple, list)) else [outs]
+                    tensors = 0
                     for o in outs:
-                        fd.add_output(env[o])
-        return fd, signature
+                        if isinstance(env[o], Tensor):
+                            fd.add_output(env[o])
+                            outputs.append(("tensor", tensors))
+                            tensors += 1
+                        else:
+                            outputs.append(("value", env[o]))
+        return fd, signature, outputs
 
     def _matches(self, args):
         if len(args) != len(self.signature):
@@ -234,7 +291,10 @@ class FusionRegion(torch.nn.Module):
             return self.eager(*args)
         tensors = [a for a, s in zip(args, self.signature) if s[0] != "value"]
         try:
-            outs = self.fd.execute(tensors)
+            results = self.fd.execute(tensors) if any(
+                kind == "tensor" for kind, _ in self.outputs) else []
+            outs = [results[x] if kind == "tensor" else x
+                    for kind, x in self.outputs]
         except Exception as e:  # noqa: BLE001 (a model must keep running)
             # Our failure, not the model's: say so once, run the region's
             # original graph, keep counting.
@@ -266,6 +326,24 @@ def _downstream(nodes, partition_of):
                 seen.add(x)
                 stack.extend(x.users)
     return seen - set(nodes)
+
+
+def _leaves_and_returns(nodes):
+    """Whether a path from the nodes leaves them and comes back (the region
+    would wait for its own output)."""
+    nodes = set(nodes)
+    seen = set()
+    stack = [u for n in nodes for u in n.users if u not in nodes]
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        for u in n.users:
+            if u in nodes:
+                return True
+            stack.append(u)
+    return False
 
 
 def merge_independent(partitions):
@@ -312,7 +390,18 @@ def compile_graph(gm, example_inputs):
     support = _Support(values)
     partitioner = CapabilityBasedPartitioner(
         gm, support, allows_single_node_partition=True)
-    partitions = merge_independent(partitioner.propose_partitions())
+    proposed = partitioner.propose_partitions()
+    if any(_leaves_and_returns(p.nodes) for p in proposed):
+        # torch 1.13's partitioner can propose a region that an eager node
+        # both reads and feeds; without shape arithmetic it does not.
+        support.reasons = {n: r if r is not None or not is_metadata(n, values)
+                           else "shape arithmetic (partition retried)"
+                           for n, r in support.reasons.items()}
+        proposed = partitioner.propose_partitions()
+    # A region of shape arithmetic alone would run nothing: left to eager.
+    partitions = merge_independent([
+        p for p in proposed
+        if not all(is_metadata(n, values) for n in p.nodes)])
     by_name = {n.name: v for n, v in values.items()}
     for n in gm.graph.nodes:
         if n.op == "placeholder":

@@ -176,6 +176,20 @@ TEST(CodegenTest, MatmulIsNotGenerated) {
   EXPECT_NE(d.reason().find("is not pointwise"), std::string::npos);
 }
 
+TEST(CodegenTest, PtxasVerboseReportsRegisters) {
+  const std::string src =
+      "extern \"C\" __global__ void k(float* p) { p[threadIdx.x] *= 2.f; }";
+  CompiledKernel quiet = compileWithNvrtc(src, "k", "sm_90");
+  EXPECT_EQ(quiet.log.find("registers"), std::string::npos);
+  testing::internal::CaptureStdout();
+  CompiledKernel k = compileWithNvrtc(src, "k", "sm_90", true);
+  const std::string printed = testing::internal::GetCapturedStdout();
+  EXPECT_NE(k.log.find("registers"), std::string::npos) << k.log;
+  EXPECT_NE(printed.find("// ptxas k (sm_90):"), std::string::npos);
+  EXPECT_EQ(k.log.find('\0'), std::string::npos);
+  EXPECT_FALSE(k.cubin.empty());
+}
+
 TEST(CodegenTest, NvrtcErrorsAreReported) {
   try {
     compileWithNvrtc("extern \"C\" __global__ void k() { nope; }", "k",

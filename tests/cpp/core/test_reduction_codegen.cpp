@@ -142,7 +142,24 @@ TEST(ReductionCodegenTest, NormalizationsAreRowKernels) {
   ks = compile(rms);
   // x is loaded once and kept in registers for the output; w once.
   EXPECT_EQ(countOf(ks.code, "nvf_vload(v"), 2u);
-  EXPECT_NE(ks.code.find("const bool active"), std::string::npos);
+  // 128 threads x 8 lanes cover the row exactly: no masked vectors.
+  EXPECT_EQ(ks.code.find("const bool active"), std::string::npos);
+}
+
+TEST(ReductionCodegenTest, PersistentRowsMaskOnlyVectorsPastTheRowEnd) {
+  // 1000 floats: 250 vectors of 4 lanes over 128 threads, 2 each; the
+  // first vector of every thread is inside the row, the second is not
+  // for threads 122..127.
+  Fusion f;
+  TensorView* x = defineTensor(f, {8, 1000}, DataType::Float);
+  TensorView* m = reduction(ReductionOpType::Max, x, {1}, false);
+  f.addOutput(binaryOp(BinaryOpType::Sub, x,
+                       expand(broadcast(m, {false, true}), {8, 1000})));
+  KernelSource ks = compile(f);
+  EXPECT_EQ(ks.block, 128);
+  EXPECT_EQ(ks.code.find("const bool active0"), std::string::npos);
+  EXPECT_NE(ks.code.find("const bool active1 = k1 < 1000;"),
+            std::string::npos);
 }
 
 TEST(ReductionCodegenTest, RowReductionsOfDifferentLayoutsAreRejected) {
@@ -192,10 +209,19 @@ TEST(ReductionCodegenTest, ColumnSumWithFewColumnsIsSplit) {
   f.addOutput(reduction(ReductionOpType::Sum, x, {0}, false));
   KernelSource ks = compile(f);
   EXPECT_TRUE(ks.zeroOutputs);
-  EXPECT_EQ(ks.families[0].vectorWidth, 4);   // lanes of the float output
-  EXPECT_GT(ks.slots, ks.families[0].slots);  // chunks x vectors
-  EXPECT_NE(ks.code.find("atomicAdd(out0 + i + u"), std::string::npos);
-  EXPECT_NE(ks.code.find("= c * "), std::string::npos);
+  EXPECT_TRUE(ks.blockPerSlot);
+  EXPECT_EQ(ks.families[0].vectorWidth, 8);  // 16-byte loads of bf16
+  // 1024 chunks of 64 rows (no remainder), 128 vectors: tiles of 32
+  // vectors x 8 chunks, one block each, combined in shared memory.
+  EXPECT_EQ(ks.slots, 4 * 128);
+  EXPECT_EQ(ks.block, 256);
+  EXPECT_NE(ks.code.find("r5 = c * 64; r5 < (c + 1) * 64;"),
+            std::string::npos);
+  EXPECT_NE(ks.code.find("atomicAdd(out0 + col, s)"), std::string::npos);
+  EXPECT_EQ(countOf(ks.code, "atomicAdd("), 1u);
+  LaunchParams lp = computeLaunchParams(ks, 132, 8);
+  EXPECT_EQ(lp.grid, 512);
+  EXPECT_EQ(lp.block, 256);
   // Enough columns, or a max instead of a sum: no split.
   Fusion g;
   TensorView* y = defineTensor(g, {64, 1 << 20}, DataType::Float);

@@ -4,6 +4,7 @@
 // GPU. NVFUSER_EMU_FUZZ_COUNT (default 20) random fusions as well.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 
 #include "../emu/kernel_emulator.h"
@@ -88,8 +89,53 @@ TEST(EmulatedKernelTest, HorizontalKernelWithTwoLoopDomains) {
             1u);
 }
 
+TEST(EmulatedKernelTest, DivisionByASharedDivisorIsCorrectlyRounded) {
+  // Each row of x divided by one value of y: the kernel multiplies by y's
+  // reciprocal and corrects with an fma; the quotients must equal IEEE
+  // division bit for bit, across exponents, zeros, infinities, NaNs and
+  // subnormals.
+  const int64_t R = 64, C = 256;
+  Fusion f;
+  TensorView* x = defineTensor(f, {R, C}, DataType::Float);
+  TensorView* y = defineTensor(f, {R}, DataType::Float);
+  f.addOutput(binaryOp(BinaryOpType::Div, x,
+                       expand(broadcast(y, {false, true}), {R, C})));
+  at::manual_seed(7);
+  auto spread = [](at::Tensor t) {
+    return t * at::pow(2.0, at::randint(-140, 140, t.sizes()));
+  };
+  at::Tensor a = spread(at::randn({R, C}));
+  at::Tensor b = spread(at::randn({R}));
+  const float specials[] = {0.f, -0.f, INFINITY, -INFINITY, NAN, 1e-40f,
+                            -3e-39f, 3e38f, 1.f, 0x1p-50f, 0x1p50f};
+  for (size_t k = 0; k < sizeof(specials) / sizeof(float); ++k) {
+    a[0][k] = specials[k];
+    a[1][k] = specials[k];
+    b[2 + k] = specials[k];
+  }
+  b[1] = 3.f;
+  std::vector<RuntimeArg> args = {RuntimeArg::fromTensor(a),
+                                  RuntimeArg::fromTensor(b)};
+  ConcreteFusion c = concretize(f, describeArgs(f, args));
+  SegmentedRuntime runtime(segmentFusion(*c.fusion, Options()), args,
+                           Options());
+  ASSERT_NE(runtime.kernels().at(0), nullptr);
+  EXPECT_NE(runtime.kernels()[0]->predictedSource().code.find(
+                "nvf_div_rcp(v"),
+            std::string::npos);
+  at::Tensor out = runEmulated(runtime, args).at(0);
+  at::Tensor ref = a / b.unsqueeze(1);
+  at::Tensor same = (out == ref) | (at::isnan(out) & at::isnan(ref));
+  EXPECT_TRUE(same.all().item<bool>())
+      << (~same).sum().item<int64_t>() << " quotients differ";
+  EXPECT_TRUE(at::equal(at::signbit(out.masked_fill(at::isnan(out), 0)),
+                        at::signbit(ref.masked_fill(at::isnan(ref), 0))));
+}
+
 TEST(EmulatedKernelTest, SoftmaxLayerNormAndLongRows) {
-  for (int64_t cols : {96, 1000, 12288}) {  // persistent, persistent, loop
+  // Persistent rows with masked vectors (96, 1000), persistent rows that
+  // the block covers exactly (4096: no masks), rows too long to hold (loop).
+  for (int64_t cols : {96, 1000, 4096, 12288}) {
     const int64_t rows = 6;
     Fusion f;
     TensorView* x = defineTensor(f, {rows, cols}, DataType::Float);
@@ -112,6 +158,17 @@ TEST(EmulatedKernelTest, SplitColumnSumAndMiddleAxisSums) {
   TensorView* x = defineTensor(f, {4096, 24}, DataType::Float);
   f.addOutput(reduction(ReductionOpType::Sum, x, {0}, false));
   EXPECT_EQ(checkEmulated(f, {at::randn({4096, 24})}, 1e-3), 1u);
+  // 1001 rows: 26 chunks of 40, the last one short; idle warps in the last
+  // tile of chunks.
+  Fusion f2;
+  TensorView* x2 = defineTensor(f2, {1001, 24}, DataType::Float);
+  f2.addOutput(reduction(ReductionOpType::Sum, x2, {0}, false));
+  EXPECT_EQ(checkEmulated(f2, {at::randn({1001, 24})}, 1e-3), 1u);
+  // 128 vectors: several tiles of vectors.
+  Fusion f3;
+  TensorView* x3 = defineTensor(f3, {2048, 512}, DataType::Float);
+  f3.addOutput(reduction(ReductionOpType::Sum, x3, {0}, false));
+  EXPECT_EQ(checkEmulated(f3, {at::randn({2048, 512})}, 1e-3), 1u);
   Fusion g;
   TensorView* y = defineTensor(g, {2, 3, 5, 16}, DataType::Float);
   g.addOutput(reduction(ReductionOpType::Max, y, {1, 2}, false));
