@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <mutex>
 #include <sstream>
 
 #include "exceptions.h"
@@ -88,6 +89,27 @@ std::vector<std::string> Options::parseList(OptionGroup g,
 }
 
 Options Options::fromEnvironment() {
+  // Read on every execute: parsed again only when a variable changed.
+  static std::mutex mutex;
+  static std::string lastRaw = "\x01";  // matches no environment
+  static Options last;
+  std::string raw;
+  for (OptionGroup g :
+       {OptionGroup::Dump, OptionGroup::Enable, OptionGroup::Disable}) {
+    const char* v = std::getenv(envName(g));
+    raw += v == nullptr ? std::string("\x02") : std::string(v);
+    raw += '\x03';
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  if (raw == lastRaw) {
+    return last;
+  }
+  last = parseEnvironment();
+  lastRaw = raw;
+  return last;
+}
+
+Options Options::parseEnvironment() {
   Options o;
   auto read = [](OptionGroup g, std::set<std::string>& dst) {
     const char* v = std::getenv(envName(g));
@@ -118,14 +140,14 @@ Options Options::withOverrides(const std::vector<std::string>& enable,
 }
 
 std::string Options::compileKey() const {
-  std::ostringstream os;
+  std::string key;
   for (const auto& s : enable_) {
-    os << "+" << s;
+    key += "+" + s;
   }
   for (const auto& s : disable_) {
-    os << "-" << s;
+    key += "-" + s;
   }
-  return os.str();
+  return key;
 }
 
 }  // namespace nvfuser

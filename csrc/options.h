@@ -36,6 +36,8 @@ class Options {
   std::string compileKey() const;
 
  private:
+  static Options parseEnvironment();
+
   std::set<std::string> dump_;
   std::set<std::string> enable_;
   std::set<std::string> disable_;

@@ -103,6 +103,8 @@ class PointwiseKernelGenerator {
   static constexpr int64_t kSplitThreads = 132 * 1024;
   static constexpr int64_t kSplitBlock = 256;
   static constexpr int64_t kSplitTileVectors = 32;
+  // Serial reduction loops at least this long unroll 8 deep, shorter 4.
+  static constexpr int64_t kDeepUnrollRows = 64;
   // Persistent rows: up to 8 vectors per thread, 128 threads per block
   // where the row is long enough.
   static constexpr int64_t kMaxPersistentVectors = 8;

@@ -111,10 +111,12 @@ Index PointwiseKernelGenerator::openReductionLoops(
                 : "((c + 1) * " + chunk + " < " + end + " ? (c + 1) * " +
                       chunk + " : " + end + ")";
     }
-    // Unrolled so several iterations' loads are in flight together (a
-    // split chunk is a multiple of 8 rows).
-    line(split_ > 1 && d == firstReduced ? "#pragma unroll 8"
-                                         : "#pragma unroll 4");
+    // Unrolled so several iterations' loads are in flight together: 8 for
+    // long loops (a split chunk is a multiple of 8 rows), which are the
+    // ones with few threads per byte.
+    line(shape[d] >= kDeepUnrollRows || (split_ > 1 && d == firstReduced)
+             ? "#pragma unroll 8"
+             : "#pragma unroll 4");
     line("for (" + indexType_ + " " + r + " = " + begin + "; " + r + " < " +
          end + "; ++" + r + ") {");
     indent_ += 2;

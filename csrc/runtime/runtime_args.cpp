@@ -1,7 +1,5 @@
 #include "runtime/runtime_args.h"
 
-#include <sstream>
-
 #include "exceptions.h"
 
 namespace nvfuser {
@@ -113,25 +111,38 @@ std::vector<InputDescriptor> describeArgs(const Fusion& f,
 }
 
 std::string signatureKey(const std::vector<RuntimeArg>& args) {
-  std::ostringstream os;
+  // Built on every execute: plain appends, no stream or device string.
+  std::string key;
+  key.reserve(32 * args.size());
   for (const RuntimeArg& a : args) {
     if (!a.tensor) {
-      os << "s" << (a.scalar ? static_cast<int>(a.scalar->index()) : -1) << ";";
+      key += 's';
+      key +=
+          std::to_string(a.scalar ? static_cast<int>(a.scalar->index()) : -1);
+      key += ';';
       continue;
     }
     const at::Tensor& t = *a.tensor;
     if (!t.defined()) {
-      os << "undef;";
+      key += "undef;";
       continue;
     }
-    os << "t" << static_cast<int>(t.scalar_type()) << "@" << t.device().str()
-       << "[";
+    key += 't';
+    key += std::to_string(static_cast<int>(t.scalar_type()));
+    key += '@';
+    key += std::to_string(static_cast<int>(t.device().type()));
+    key += '.';
+    key += std::to_string(static_cast<int>(t.device().index()));
+    key += '[';
     for (int64_t d = 0; d < t.dim(); ++d) {
-      os << t.size(d) << ":" << t.stride(d) << ",";
+      key += std::to_string(t.size(d));
+      key += ':';
+      key += std::to_string(t.stride(d));
+      key += ',';
     }
-    os << "];";
+    key += "];";
   }
-  return os.str();
+  return key;
 }
 
 }  // namespace nvfuser

@@ -69,7 +69,9 @@ std::vector<RuntimeArg> toRuntimeArgs(const Fusion& f, const py::list& in) {
   std::vector<RuntimeArg> args;
   size_t i = 0;
   for (const py::handle& h : in) {
-    std::string typeName = py::str(py::type::handle_of(h).attr("__name__"));
+    auto typeName = [&h]() -> std::string {
+      return py::str(py::type::handle_of(h).attr("__name__"));
+    };
     if (THPVariable_Check(h.ptr())) {
       args.push_back(RuntimeArg::fromTensor(THPVariable_Unpack(h.ptr())));
     } else if (h.is_none()) {
@@ -80,10 +82,10 @@ std::vector<RuntimeArg> toRuntimeArgs(const Fusion& f, const py::list& in) {
     } else if (py::isinstance<py::bool_>(h) || py::isinstance<py::int_>(h) ||
                py::isinstance<py::float_>(h)) {
       args.push_back(
-          RuntimeArg::fromScalar(toScalarValue(h, "execute"), typeName));
+          RuntimeArg::fromScalar(toScalarValue(h, "execute"), typeName()));
     } else {
-      NVF_THROW(Type, "execute: input ", i, " has unsupported type ", typeName,
-                "; expected a torch.Tensor or a Python number");
+      NVF_THROW(Type, "execute: input ", i, " has unsupported type ",
+                typeName(), "; expected a torch.Tensor or a Python number");
     }
     ++i;
   }

@@ -62,10 +62,17 @@ def compute_layout(sizes, strides):
     return contiguity, stride_order
 
 
+# torch's raw-stream getter (what inductor's generated code calls) costs a
+# fraction of torch.cuda.current_stream(), which builds a Stream object.
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
 def _current_stream(inputs):
     """The current CUDA stream of the inputs' device (0 on the CPU)."""
     for t in inputs:
         if isinstance(t, torch.Tensor) and t.is_cuda:
+            if _raw_stream is not None:
+                return _raw_stream(t.get_device())
             return torch.cuda.current_stream(t.device).cuda_stream
     return 0
 
