@@ -88,9 +88,12 @@ def test_symbolic_trace_rotary_is_one_region():
         torch.testing.assert_close(o, r)
     # symbolic_trace graphs query shapes and dtypes (q.size(0), v.dtype,
     # x.shape[-1] // 2) between the tensor ops; inside a region those are
-    # the recorded constants, so nothing stays in eager and the whole module
-    # (views, rotary table, both rotate_halfs, repeat_kv) is one region.
-    assert c.nvfuser_unsupported == {}
+    # the recorded constants, so the whole module (views, rotary table, both
+    # rotate_halfs, repeat_kv) is one region. Only position_ids[:, None, :]
+    # stays in eager: torch's partitioner keeps a getitem with the node it
+    # reads, here a graph input.
+    reasons = list(c.nvfuser_unsupported.values())
+    assert len(reasons) == 1 and "getitems stay with" in reasons[0], reasons
     assert len(c.nvfuser_regions) == 1
     region = getattr(c, c.nvfuser_regions[0])
     assert sum(n.op == "call_function" and "cat" in str(n.target)
@@ -99,9 +102,9 @@ def test_symbolic_trace_rotary_is_one_region():
 
 def test_shape_arithmetic_around_an_eager_node():
     # n is computed from sin's output and read by a slice of cumsum's (an
-    # eager node between them). torch 1.13's partitioner then proposes a
-    # region that waits on its own output; the partition is retried with
-    # shape arithmetic left to eager.
+    # eager node between them). The slice is a getitem of an eager node, so
+    # it stays in eager too (newer torch partitioners otherwise never stop
+    # moving it), and with it the shape arithmetic only it reads.
     class M(torch.nn.Module):
         def forward(self, x):
             y = torch.sin(x)
@@ -112,9 +115,40 @@ def test_shape_arithmetic_around_an_eager_node():
     c = compile_graph(torch.fx.symbolic_trace(M()), [x])
     torch.testing.assert_close(c(x), M()(x))
     assert "cumsum" in c.nvfuser_unsupported
-    assert c.nvfuser_regions
+    assert "getitem" in c.nvfuser_unsupported
+    assert "floordiv" in c.nvfuser_unsupported
+    assert len(c.nvfuser_regions) == 2  # sin, add
     y = torch.randn(4, 10)  # other shapes: the eager graph computes n
     torch.testing.assert_close(c(y), M()(y))
+
+
+def test_getitem_and_the_node_it_reads_run_together():
+    # Indexing with a tensor has no translation; sin, read only by that
+    # getitem, must then stay in eager as well (torch's partitioner would
+    # otherwise pull the getitem into sin's region).
+    class M(torch.nn.Module):
+        def forward(self, x, idx):
+            return x.sin()[idx] * 2
+
+    x, idx = torch.randn(5, 3), torch.tensor([0, 2, 4])
+    c = compile_graph(torch.fx.symbolic_trace(M()), [x, idx])
+    torch.testing.assert_close(c(x, idx), M()(x, idx))
+    assert "sin" in c.nvfuser_unsupported
+    assert "getitems stay with" in c.nvfuser_unsupported["sin"]
+
+
+def test_a_region_must_not_wait_on_its_own_output():
+    from nvfuser.fx.partition import leaves_and_returns
+
+    def f(x):
+        a = torch.sin(x)
+        b = torch.cumsum(a, 0)
+        return torch.cos(b) + a
+    g = torch.fx.symbolic_trace(f).graph
+    n = {node.name: node for node in g.nodes}
+    assert leaves_and_returns([n["sin"], n["add"]])  # through cumsum, cos
+    assert not leaves_and_returns([n["cos"], n["add"]])
+    assert not leaves_and_returns([n["sin"]])
 
 
 def test_shape_change_falls_back_to_eager():

@@ -8,6 +8,7 @@ module executing one FusionDefinition. ``NVFUSER_DUMP=fx_partition`` prints
 the regions and every unsupported node with its reason.
 """
 
+import operator
 import os
 import warnings
 
@@ -202,14 +203,40 @@ def _support_reason(node, values):
     return None
 
 
+def _getitem_users_only(node):
+    return bool(node.users) and all(
+        u.op == "call_function" and u.target is operator.getitem
+        for u in node.users)
+
+
 class _Support(OperatorSupportBase):
-    def __init__(self, values):
+    """Every node's reason (None: supported), decided up front. torch's
+    partitioner moves the getitems of a node read only by getitems into
+    that node's partition (newer versions loop until nothing moves, and
+    never settle when the node is eager and a getitem is not): such a node
+    and its getitems are supported together or not at all."""
+
+    def __init__(self, values, graph):
         self.values = values
-        self.reasons = {}
+        self.reasons = {n: _support_reason(n, values) for n in graph.nodes}
+        changed = True
+        while changed:
+            changed = False
+            for n in graph.nodes:
+                if not _getitem_users_only(n):
+                    continue
+                group = [n] + list(n.users)
+                eager = [x for x in group if self.reasons[x] is not None]
+                if not eager or len(eager) == len(group):
+                    continue
+                why = "runs in eager with %s (getitems stay with the node " \
+                      "they read)" % eager[0].name
+                for x in group:
+                    if self.reasons[x] is None:
+                        self.reasons[x] = why
+                changed = True
 
     def is_node_supported(self, submodules, node):
-        if node not in self.reasons:
-            self.reasons[node] = _support_reason(node, self.values)
         return self.reasons[node] is None
 
 
@@ -328,7 +355,7 @@ def _downstream(nodes, partition_of):
     return seen - set(nodes)
 
 
-def _leaves_and_returns(nodes):
+def leaves_and_returns(nodes):
     """Whether a path from the nodes leaves them and comes back (the region
     would wait for its own output)."""
     nodes = set(nodes)
@@ -387,17 +414,13 @@ COMPILED_GRAPHS = []
 def compile_graph(gm, example_inputs):
     """Returns gm with every supported region replaced by a FusionRegion."""
     values = record_values(gm, example_inputs)
-    support = _Support(values)
+    support = _Support(values, gm.graph)
     partitioner = CapabilityBasedPartitioner(
         gm, support, allows_single_node_partition=True)
-    proposed = partitioner.propose_partitions()
-    if any(_leaves_and_returns(p.nodes) for p in proposed):
-        # torch 1.13's partitioner can propose a region that an eager node
-        # both reads and feeds; without shape arithmetic it does not.
-        support.reasons = {n: r if r is not None or not is_metadata(n, values)
-                           else "shape arithmetic (partition retried)"
-                           for n, r in support.reasons.items()}
-        proposed = partitioner.propose_partitions()
+    # A proposal that an eager node both reads and feeds (torch 1.13's
+    # partitioner made some) stays in eager rather than failing the fuse.
+    proposed = [p for p in partitioner.propose_partitions()
+                if not leaves_and_returns(p.nodes)]
     # A region of shape arithmetic alone would run nothing: left to eager.
     partitions = merge_independent([
         p for p in proposed
