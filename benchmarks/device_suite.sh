@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# One call on a GPU machine: build, GPU tests, demo and the benchmarks, each
+# step under its own time limit (a hung step costs its limit, not the
+# session), results under OUT_DIR (default ./device_out).
+#
+#   OUT_DIR=$OUT bash benchmarks/device_suite.sh [step ...]
+#
+# Steps (default: all, in this order): tests fx_tests demo pointwise norm
+# fx_backend rope. Setup (apt skipped, python3 on PATH) always runs first.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+OUT_DIR="${OUT_DIR:-$ROOT/device_out}"
+mkdir -p "$OUT_DIR"
+cd "$ROOT"
+export NVFUSER_SKIP_APT=1 NVFUSER_SKIP_SANITIZE=1
+export NVFUSER_PYTHON="${NVFUSER_PYTHON:-python3}"
+export PYTHONPATH="$ROOT/python"
+PY="$NVFUSER_PYTHON"
+
+# step NAME LIMIT_S COMMAND...: runs it, keeps its log, prints its tail.
+step() {
+  local name="$1" limit="$2"
+  shift 2
+  local t0=$SECONDS
+  timeout "$limit" "$@" >"$OUT_DIR/$name.log" 2>&1
+  local rc=$?
+  echo "== $name: rc=$rc ($((SECONDS - t0)) s)$([ $rc -eq 124 ] && echo ', TIMED OUT')"
+  return $rc
+}
+
+step setup 300 bash scripts/setup.sh || {
+  tail -n 20 "$OUT_DIR/setup.log"
+  exit 1
+}
+
+want() { [ $# -eq 0 ] || [[ " $* " == *" $STEP "* ]]; }
+ARGS=("$@")
+for STEP in tests fx_tests demo pointwise norm fx_backend rope; do
+  want "${ARGS[@]}" || continue
+  case "$STEP" in
+    tests)
+      step tests 240 "$PY" -m pytest -q -rs tests/python/test_gpu.py
+      tail -n 2 "$OUT_DIR/tests.log" ;;
+    fx_tests)
+      step fx_tests 180 "$PY" -m pytest -q -p no:logging tests/python/test_fx.py
+      grep -E "^FAILED|passed|failed" "$OUT_DIR/fx_tests.log" | tail -n 4 ;;
+    demo)
+      step demo 120 bash scripts/demo.sh
+      tail -n 4 "$OUT_DIR/demo.log" ;;
+    pointwise)
+      step pointwise 240 "$PY" benchmarks/pointwise_bench.py \
+        --json "$OUT_DIR/pointwise.json"
+      grep -E "^\||host overhead" "$OUT_DIR/pointwise.log" ;;
+    norm)
+      step norm 180 "$PY" benchmarks/norm_bench.py --json "$OUT_DIR/norm.json"
+      grep -E "^\|" "$OUT_DIR/norm.log" ;;
+    fx_backend)
+      step fx_backend 300 "$PY" benchmarks/fx_backend_bench.py --kernels \
+        --json "$OUT_DIR/fx_backend.json"
+      grep -E "^\||^  (nvfuser|inductor)" "$OUT_DIR/fx_backend.log" ;;
+    rope)
+      step rope 500 "$PY" benchmarks/rope/run_suite.py --quick \
+        --out "$OUT_DIR/rope"
+      grep -E "^\||^###" "$OUT_DIR/rope.log" | tail -n 30 ;;
+  esac
+done
