@@ -157,19 +157,19 @@ struct nvf_op_max {
 struct nvf_op_min {
   template <typename T> __device__ T operator()(T a, T b) const { return nvf_min(a, b); }
 };
-// Reduces v over the block of Warps warps (the generator's block size):
+// Reduces v over the block (blockDim.x a multiple of 32, at most 1024):
 // shuffles within each warp, then every thread folds the per-warp values
 // from shared memory, so all threads get the result.
-template <int Warps, typename T, typename Op>
+template <typename T, typename Op>
 __device__ __forceinline__ T nvf_block_reduce(T v, Op op, T* smem) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  const int warps = (int)(blockDim.x >> 5);
   __syncthreads();  // the previous reduction's readers are done
   if ((threadIdx.x & 31) == 0) smem[threadIdx.x >> 5] = v;
   __syncthreads();
   T r = smem[0];
-#pragma unroll
-  for (int w = 1; w < Warps; ++w) r = op(r, smem[w]);
+  for (int w = 1; w < warps; ++w) r = op(r, smem[w]);
   return r;
 }
 template <typename T>

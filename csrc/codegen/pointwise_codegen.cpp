@@ -287,14 +287,7 @@ KernelSource PointwiseKernelGenerator::generateRows(
         ((vectors + persistentVectors_ - 1) / persistentVectors_ + 31) / 32 *
             32,
         32);
-    if (!persistent_) {  // enough threads for one vector each, 32 to 512
-      ks.block = 32;
-      while (ks.block < 512 && ks.block * w < plan.rowLength) {
-        ks.block *= 2;
-      }
-    }
     persistentStride_ = ks.block * w;
-    rowWarps_ = ks.block / 32;
     return rowBody(plan, w);
   });
   for (OutputFamily& fam : ks.families) {
@@ -304,6 +297,12 @@ KernelSource PointwiseKernelGenerator::generateRows(
   ks.rowReduction = true;
   ks.blockPerSlot = true;
   ks.slots = plan.numRows;
+  if (!persistent_) {  // enough threads for one vector each, 32 to 512
+    ks.block = 32;
+    while (ks.block < 512 && ks.block * v < plan.rowLength) {
+      ks.block *= 2;
+    }
+  }
   std::ostringstream code;
   code << deviceHelpersSource() << "\nextern \"C\" __global__ void " << ks.name
        << "(" << params << ") {\n"

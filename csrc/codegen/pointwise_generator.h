@@ -185,7 +185,6 @@ class PointwiseKernelGenerator {
   bool persistent_ = false;
   int64_t persistentVectors_ = 1;  // per thread
   int64_t persistentStride_ = 0;   // elements between a thread's vectors
-  int64_t rowWarps_ = 1;           // warps of a row kernel's block
   std::vector<RowChunk> persistentChunks_;
   int64_t split_ = 1;       // chunks of the outermost reduced dim
   int64_t splitChunk_ = 0;  // reduced rows per chunk

@@ -180,9 +180,8 @@ void PointwiseKernelGenerator::rowReduce(const Expr* e,
                      : op == ReductionOpType::Prod ? "nvf_op_prod"
                                                    : "nvf_op_sum";
     return emit(acc, false,
-                "nvf_block_reduce<" + std::to_string(rowWarps_) + ">(" +
-                    folded + ", " + fn + "(), reinterpret_cast<" + t +
-                    "*>(nvf_smem))");
+                "nvf_block_reduce(" + folded + ", " + fn +
+                    "(), reinterpret_cast<" + t + "*>(nvf_smem))");
   };
   Index outIdx = rowIndex(e->output(0)->asTensor(), {});
   const std::string key = keyOf(outIdx);
