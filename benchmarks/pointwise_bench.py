@@ -21,8 +21,19 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "rope"))
 sys.path.insert(0, os.path.dirname(__file__))
 
 from nvfuser import DataType, FusionDefinition  # noqa: E402
+from nvfuser.fusion_definition import _current_stream  # noqa: E402
 import rope_fusions as rf  # noqa: E402
 from bench_utils import Timer, kernel_time_ms, nbytes  # noqa: E402
+
+
+def per_call_us(fn, calls):
+    fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / calls * 1e6
 
 
 def main():
@@ -89,14 +100,15 @@ def main():
     a = torch.randn(16, device=dev)
     with FusionDefinition() as fd:
         fd.add_output(fd.ops.neg(fd.from_pytorch(a)))
-    fd.execute([a])
-    torch.cuda.synchronize()
     calls = 2000
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fd.execute([a])
-    torch.cuda.synchronize()
-    overhead_us = (time.perf_counter() - t0) / calls * 1e6
+    overhead_us = per_call_us(lambda: fd.execute([a]), calls)
+    # Where it goes: argument checks (Python), the current stream, C++.
+    args = fd._prepare_execute([a], None, None, None)
+    stream = _current_stream(args[0])
+    split_us = {name: per_call_us(fn, calls) for name, fn in (
+        ("checks", lambda: fd._prepare_execute([a], None, None, None)),
+        ("stream", lambda: _current_stream(args[0])),
+        ("cpp", lambda: fd._fusion.execute(*args, stream)))}
     rows.append(dict(name="execute() tiny tensor, per call", ms=overhead_us /
                      1e3, gbps=0.0, frac=0.0))
 
@@ -109,10 +121,13 @@ def main():
                           if k not in ("name", "ms", "gbps", "frac"))
         print("| %s | %.4f | %.0f | %.1f%% | %s |" %
               (r["name"], r["ms"], r["gbps"], 100 * r["frac"], extra))
-    print("host overhead per execute (tiny tensor): %.1f us" % overhead_us)
+    print("host overhead per execute (tiny tensor): %.1f us (checks %.1f, "
+          "stream %.1f, C++ %.1f)" % (overhead_us, split_us["checks"],
+                                      split_us["stream"], split_us["cpp"]))
     with open(args.json, "w") as f:
         json.dump(dict(gpu=torch.cuda.get_device_name(), rows=rows,
-                       overhead_us=overhead_us), f, indent=2)
+                       overhead_us=overhead_us, overhead_split_us=split_us),
+                  f, indent=2)
     print("wrote", args.json)
 
 
