@@ -159,7 +159,11 @@ std::vector<at::Tensor> PointwiseKernel::run(
                                         variant.residentBlocks.at(index));
   if (options.dump("launch_param")) {
     std::cout << "Launch " << src.name << ": grid " << lp.grid << ", block "
-              << lp.block << ", slots " << src.slots;
+              << lp.block << ", slots " << src.slots
+              << (src.rowReduction   ? " (a block per row)"
+                  : src.blockPerSlot ? " (a block per tile of chunks)"
+                                     : "")
+              << (src.zeroOutputs ? ", outputs zeroed first" : "");
     for (const OutputFamily& fam : src.families) {
       std::cout << "; family of " << fam.outputs.size()
                 << " output(s): " << fam.numel << " elements, "
