@@ -135,15 +135,16 @@ def is_metadata(node, values):
     return True
 
 
-def _support_reason(node, values):
-    """None when the node can be translated, else why not."""
+def _support_reason(node, values, reasons):
+    """None when the node can be translated, else why not. `reasons` holds
+    those of the node's users already (nodes are decided last to first)."""
     if node.op not in ("call_function", "call_method"):
         return "not a call"
     if is_metadata(node, values):
         # Only for region ops: shape arithmetic read by eager nodes stays
         # with them.
         for u in node.users:
-            if _support_reason(u, values) is not None:
+            if reasons[u] is not None:
                 return "read by %s, which runs in eager" % u.name
         return None
     name = op_name(node)
@@ -218,7 +219,10 @@ class _Support(OperatorSupportBase):
 
     def __init__(self, values, graph):
         self.values = values
-        self.reasons = {n: _support_reason(n, values) for n in graph.nodes}
+        reasons = {}
+        for n in reversed(graph.nodes):
+            reasons[n] = _support_reason(n, values, reasons)
+        self.reasons = {n: reasons[n] for n in graph.nodes}  # graph order
         changed = True
         while changed:
             changed = False
