@@ -137,6 +137,25 @@ def test_getitem_and_the_node_it_reads_run_together():
     assert "getitems stay with" in c.nvfuser_unsupported["sin"]
 
 
+def test_a_region_returns_shape_values_as_recorded():
+    # When the partitioner puts a shape query in another region than its
+    # reader, the region returns the recorded value next to its tensors.
+    from nvfuser.fx.partition import FusionRegion, record_values
+
+    def f(x):
+        y = torch.sin(x)
+        return y, y.size(1)
+    gm = torch.fx.symbolic_trace(f)
+    x = torch.randn(4, 6)
+    values = record_values(gm, [x])
+    region = FusionRegion(gm, {n.name: v for n, v in values.items()})
+    assert region.outputs == [("tensor", 0), ("value", 6)]
+    y, n = region(x)
+    torch.testing.assert_close(y, torch.sin(x))
+    assert n == 6
+    assert region(torch.randn(4, 9))[1] == 9  # other shapes: eager graph
+
+
 def test_a_region_must_not_wait_on_its_own_output():
     from nvfuser.fx.partition import leaves_and_returns
 

@@ -227,6 +227,12 @@ class _Support(OperatorSupportBase):
         while changed:
             changed = False
             for n in graph.nodes:
+                if self.reasons[n] is None and is_metadata(n, values):
+                    eager = [u for u in n.users if self.reasons[u] is not None]
+                    if eager:  # its reader was left to eager below
+                        self.reasons[n] = "read by %s, which runs in eager" % (
+                            eager[0].name)
+                        changed = True
                 if not _getitem_users_only(n):
                     continue
                 group = [n] + list(n.users)
