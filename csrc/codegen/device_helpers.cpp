@@ -160,12 +160,15 @@ struct nvf_op_min {
 // Reduces v over the block (blockDim.x a multiple of 32, at most 1024):
 // shuffles within each warp, then every thread folds the per-warp values
 // from shared memory, so all threads get the result.
-template <typename T, typename Op>
+// Wait: the buffer's previous readers may still be reading (the first
+// reduction of a row); later ones alternate between two buffers, so the
+// previous reduction's barrier already ordered them.
+template <bool Wait, typename T, typename Op>
 __device__ __forceinline__ T nvf_block_reduce(T v, Op op, T* smem) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   const int warps = (int)(blockDim.x >> 5);
-  __syncthreads();  // the previous reduction's readers are done
+  if (Wait) __syncthreads();
   if ((threadIdx.x & 31) == 0) smem[threadIdx.x >> 5] = v;
   __syncthreads();
   T r = smem[0];

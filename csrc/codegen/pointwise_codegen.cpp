@@ -306,7 +306,7 @@ KernelSource PointwiseKernelGenerator::generateRows(
   std::ostringstream code;
   code << deviceHelpersSource() << "\nextern \"C\" __global__ void " << ks.name
        << "(" << params << ") {\n"
-       << "  __shared__ double nvf_smem[32];\n"
+       << "  __shared__ double nvf_smem[64];  // two buffers of 32 warps\n"
        << "  // one block per row of " << plan.rowLength << " elements, " << v
        << " lane(s) per thread\n"
        << "  for (" << indexType_ << " row = blockIdx.x; row < " << plan.numRows

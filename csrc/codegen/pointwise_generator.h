@@ -185,6 +185,7 @@ class PointwiseKernelGenerator {
   bool persistent_ = false;
   int64_t persistentVectors_ = 1;  // per thread
   int64_t persistentStride_ = 0;   // elements between a thread's vectors
+  int64_t rowReductions_ = 0;      // block reductions emitted in this row
   std::vector<RowChunk> persistentChunks_;
   int64_t split_ = 1;       // chunks of the outermost reduced dim
   int64_t splitChunk_ = 0;  // reduced rows per chunk

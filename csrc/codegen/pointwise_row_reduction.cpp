@@ -179,9 +179,12 @@ void PointwiseKernelGenerator::rowReduce(const Expr* e,
                      : op == ReductionOpType::Min  ? "nvf_op_min"
                      : op == ReductionOpType::Prod ? "nvf_op_prod"
                                                    : "nvf_op_sum";
+    // The k-th reduction of the row uses buffer k % 2 of nvf_smem.
+    const int64_t k = rowReductions_++;
     return emit(acc, false,
-                "nvf_block_reduce(" + folded + ", " + fn +
-                    "(), reinterpret_cast<" + t + "*>(nvf_smem))");
+                std::string("nvf_block_reduce<") + (k == 0 ? "true" : "false") +
+                    ">(" + folded + ", " + fn + "(), reinterpret_cast<" + t +
+                    "*>(nvf_smem + " + std::to_string(k % 2 * 32) + "))");
   };
   Index outIdx = rowIndex(e->output(0)->asTensor(), {});
   const std::string key = keyOf(outIdx);
@@ -226,6 +229,7 @@ std::string PointwiseKernelGenerator::rowBody(const RowReductionPlan& plan,
     rowIdx_.push_back(Ix{name, false});
   }
   persistentChunks_.clear();
+  rowReductions_ = 0;
   for (int64_t p = 0; persistent_ && p < persistentVectors_; ++p) {
     // Each thread owns persistentVectors_ vectors of the row (all loads in
     // flight together); values loaded or computed once stay in registers

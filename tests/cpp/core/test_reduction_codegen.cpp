@@ -72,7 +72,9 @@ TEST(ReductionCodegenTest, RowReductionUsesOneBlockPerRow) {
   EXPECT_EQ(ks.block, 128);
   EXPECT_NE(ks.code.find("k3 = threadIdx.x * 8 + 3072;"), std::string::npos);
   EXPECT_EQ(countOf(ks.code, "nvf_vload(v"), 4u);
-  EXPECT_EQ(countOf(ks.code, "nvf_block_reduce("), 2u);  // helper + one use
+  // One block reduction, the row's first: it waits for the buffer.
+  EXPECT_EQ(countOf(ks.code, "nvf_block_reduce<true>("), 1u);
+  EXPECT_EQ(countOf(ks.code, "nvf_block_reduce<false>("), 0u);
   LaunchParams lp = computeLaunchParams(ks, 132, 4);
   EXPECT_EQ(lp.grid, 16);
   EXPECT_EQ(lp.block, 128);
@@ -111,7 +113,12 @@ TEST(ReductionCodegenTest, NormalizationsAreRowKernels) {
   }
   KernelSource ks = compile(softmax);
   EXPECT_TRUE(ks.rowReduction);
-  EXPECT_EQ(countOf(ks.code, "nvf_block_reduce("), 3u);  // max, sum
+  // max, then sum: the second uses the other buffer and needs no barrier
+  // before its write.
+  EXPECT_EQ(countOf(ks.code, "nvf_block_reduce<true>("), 1u);
+  EXPECT_NE(ks.code.find("nvf_block_reduce<false>(v"), std::string::npos);
+  EXPECT_NE(ks.code.find("reinterpret_cast<float*>(nvf_smem + 32))"),
+            std::string::npos);
   EXPECT_EQ(countOf(ks.code, "; ++r"), 0u);  // no serial reduction loop
   Fusion layerNorm;
   {
@@ -125,7 +132,8 @@ TEST(ReductionCodegenTest, NormalizationsAreRowKernels) {
     layerNorm.addOutput(mean);
   }
   ks = compile(layerNorm);
-  EXPECT_EQ(countOf(ks.code, "nvf_block_reduce("), 3u);  // sum, squares
+  EXPECT_EQ(countOf(ks.code, "nvf_block_reduce<true>("), 1u);   // sum
+  EXPECT_EQ(countOf(ks.code, "nvf_block_reduce<false>("), 1u);  // squares
   EXPECT_NE(ks.code.find("out1[row] ="), std::string::npos);
   Fusion rms;
   {
@@ -158,8 +166,7 @@ TEST(ReductionCodegenTest, PersistentRowsMaskOnlyVectorsPastTheRowEnd) {
   KernelSource ks = compile(f);
   EXPECT_EQ(ks.block, 128);
   EXPECT_EQ(ks.code.find("const bool active0"), std::string::npos);
-  EXPECT_NE(ks.code.find("const bool active1 = k1 < 1000;"),
-            std::string::npos);
+  EXPECT_NE(ks.code.find("const bool active1 = k1 < 1000;"), std::string::npos);
 }
 
 TEST(ReductionCodegenTest, RowReductionsOfDifferentLayoutsAreRejected) {
@@ -215,8 +222,7 @@ TEST(ReductionCodegenTest, ColumnSumWithFewColumnsIsSplit) {
   // vectors x 8 chunks, one block each, combined in shared memory.
   EXPECT_EQ(ks.slots, 4 * 128);
   EXPECT_EQ(ks.block, 256);
-  EXPECT_NE(ks.code.find("r5 = c * 64; r5 < (c + 1) * 64;"),
-            std::string::npos);
+  EXPECT_NE(ks.code.find("r5 = c * 64; r5 < (c + 1) * 64;"), std::string::npos);
   EXPECT_NE(ks.code.find("atomicAdd(out0 + col, s)"), std::string::npos);
   EXPECT_EQ(countOf(ks.code, "atomicAdd("), 1u);
   LaunchParams lp = computeLaunchParams(ks, 132, 8);
