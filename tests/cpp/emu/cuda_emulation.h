@@ -1,13 +1,19 @@
 // Just enough of CUDA to run a generated kernel on the CPU, for tests on
 // machines without a GPU: one std::thread per CUDA thread of a block (so
 // __syncthreads and warp shuffles behave), blocks one after another.
+// Shuffles synchronize only their warp, as on the GPU. With NVF_EMU_SKEW
+// set, every warp but the first pauses after each block barrier, so warp 0
+// runs ahead to its next barrier: a shared-memory write that needs a
+// barrier it does not have then clobbers values other warps still read.
 // Included before a kernel's source, with NVF_EMULATION defined.
 #pragma once
 
 #include <atomic>
 #include <cmath>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -44,14 +50,19 @@ struct Barrier {
   }
 };
 inline Barrier barrier_;
+inline std::vector<Barrier> warpBarriers_;  // one per warp, for shuffles
 inline std::vector<uint64_t> shuffleSlots_;
 inline std::mutex atomicMutex_;
+inline bool skew_ = false;
 
 inline void syncthreads() {
   barrier_.wait();
+  if (skew_ && threadIdx_.x >= 32) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
 }
 
-// Every thread of the block calls it at the same point (true of the
+// Every thread of the warp calls it at the same point (true of the
 // generated block reductions): publish, wait, read the partner, wait.
 template <typename T>
 T shflXor(T v, int laneMask) {
@@ -59,11 +70,12 @@ T shflXor(T v, int laneMask) {
   const unsigned t = threadIdx_.x;
   uint64_t bits = 0;
   std::memcpy(&bits, &v, sizeof(T));
+  Barrier& warp = warpBarriers_[t / 32];
   shuffleSlots_[t] = bits;
-  barrier_.wait();
+  warp.wait();
   const unsigned partner = (t & ~31u) | ((t & 31u) ^ unsigned(laneMask));
   uint64_t other = shuffleSlots_[partner < blockDim_.x ? partner : t];
-  barrier_.wait();
+  warp.wait();
   T r;
   std::memcpy(&r, &other, sizeof(T));
   return r;
@@ -74,6 +86,11 @@ inline void launch(unsigned grid, unsigned block,
   gridDim_ = Dim3{grid, 1, 1};
   blockDim_ = Dim3{block, 1, 1};
   shuffleSlots_.assign(block, 0);
+  warpBarriers_ = std::vector<Barrier>((block + 31) / 32);
+  for (unsigned w = 0; w < warpBarriers_.size(); ++w) {
+    warpBarriers_[w].count = block - 32 * w < 32 ? block - 32 * w : 32;
+  }
+  skew_ = std::getenv("NVF_EMU_SKEW") != nullptr;
   for (unsigned b = 0; b < grid; ++b) {
     barrier_.count = block;
     std::vector<std::thread> threads;

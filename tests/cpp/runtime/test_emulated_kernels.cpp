@@ -153,6 +153,29 @@ TEST(EmulatedKernelTest, SoftmaxLayerNormAndLongRows) {
   }
 }
 
+TEST(EmulatedKernelTest, BlockReductionsNeedNoMoreBarriersThanTheyHave) {
+  // Warp 0 runs ahead after every block barrier (NVF_EMU_SKEW): a block
+  // reduction writing shared memory that other warps still read from the
+  // previous reduction of the row would give wrong sums. Softmax (max, sum)
+  // and var_mean (sum, squares) over 4 warps, several rows per block.
+  setenv("NVF_EMU_SKEW", "1", 1);
+  const int64_t rows = 8, cols = 1024;
+  Fusion f;
+  TensorView* x = defineTensor(f, {rows, cols}, DataType::Float);
+  TensorView* m = reduction(ReductionOpType::Max, x, {1}, false);
+  TensorView* e =
+      unaryOp(UnaryOpType::Exp,
+              binaryOp(BinaryOpType::Sub, x, rowBroadcast(m, rows, cols)))
+          ->asTensor();
+  TensorView* s = reduction(ReductionOpType::Sum, e, {1}, false);
+  f.addOutput(binaryOp(BinaryOpType::Div, e, rowBroadcast(s, rows, cols)));
+  auto [var, mean] = varMean(x, {1}, 0, false);
+  f.addOutput(var);
+  f.addOutput(mean);
+  EXPECT_EQ(checkEmulated(f, {at::randn({rows, cols}) * 3}, 1e-4), 1u);
+  unsetenv("NVF_EMU_SKEW");
+}
+
 TEST(EmulatedKernelTest, SplitColumnSumAndMiddleAxisSums) {
   Fusion f;
   TensorView* x = defineTensor(f, {4096, 24}, DataType::Float);
