@@ -47,8 +47,10 @@ CompiledKernel compileUncached(const std::string& source,
   std::string log(logSize, '\0');
   if (logSize > 0) {
     nvrtcGetProgramLog(prog, log.data());
-    log.resize(log.find('\0') == std::string::npos ? log.size()
-                                                   : log.find('\0'));
+    const size_t end = log.find('\0');  // the size counts the terminator
+    if (end != std::string::npos) {
+      log.resize(end);
+    }
   }
   if (r != NVRTC_SUCCESS) {
     nvrtcDestroyProgram(&prog);

@@ -50,6 +50,23 @@ size_t checkEmulated(Fusion& f, const std::vector<at::Tensor>& inputs,
 TensorView* rowBroadcast(TensorView* t, int64_t rows, int64_t cols) {
   return expand(broadcast(t, {false, true}), {rows, cols});
 }
+
+// Outputs softmax(x), var(x) and mean(x) over the rows of a Float input
+// x [rows, cols]: four row reductions in one row kernel.
+void defineSoftmaxAndVarMean(Fusion& f, int64_t rows, int64_t cols,
+                             int64_t correction) {
+  TensorView* x = defineTensor(f, {rows, cols}, DataType::Float);
+  TensorView* m = reduction(ReductionOpType::Max, x, {1}, false);
+  TensorView* e =
+      unaryOp(UnaryOpType::Exp,
+              binaryOp(BinaryOpType::Sub, x, rowBroadcast(m, rows, cols)))
+          ->asTensor();
+  TensorView* s = reduction(ReductionOpType::Sum, e, {1}, false);
+  f.addOutput(binaryOp(BinaryOpType::Div, e, rowBroadcast(s, rows, cols)));
+  auto [var, mean] = varMean(x, {1}, correction, false);
+  f.addOutput(var);
+  f.addOutput(mean);
+}
 }  // namespace
 
 TEST(EmulatedKernelTest, VectorizedLayoutsAndRotateHalf) {
@@ -106,8 +123,8 @@ TEST(EmulatedKernelTest, DivisionByASharedDivisorIsCorrectlyRounded) {
   };
   at::Tensor a = spread(at::randn({R, C}));
   at::Tensor b = spread(at::randn({R}));
-  const float specials[] = {0.f, -0.f, INFINITY, -INFINITY, NAN, 1e-40f,
-                            -3e-39f, 3e38f, 1.f, 0x1p-50f, 0x1p50f};
+  const float specials[] = {0.f,     -0.f,  INFINITY, -INFINITY, NAN,    1e-40f,
+                            -3e-39f, 3e38f, 1.f,      0x1p-50f,  0x1p50f};
   for (size_t k = 0; k < sizeof(specials) / sizeof(float); ++k) {
     a[0][k] = specials[k];
     a[1][k] = specials[k];
@@ -120,8 +137,7 @@ TEST(EmulatedKernelTest, DivisionByASharedDivisorIsCorrectlyRounded) {
   SegmentedRuntime runtime(segmentFusion(*c.fusion, Options()), args,
                            Options());
   ASSERT_NE(runtime.kernels().at(0), nullptr);
-  EXPECT_NE(runtime.kernels()[0]->predictedSource().code.find(
-                "nvf_div_rcp(v"),
+  EXPECT_NE(runtime.kernels()[0]->predictedSource().code.find("nvf_div_rcp(v"),
             std::string::npos);
   at::Tensor out = runEmulated(runtime, args).at(0);
   at::Tensor ref = a / b.unsqueeze(1);
@@ -138,17 +154,7 @@ TEST(EmulatedKernelTest, SoftmaxLayerNormAndLongRows) {
   for (int64_t cols : {96, 1000, 4096, 12288}) {
     const int64_t rows = 6;
     Fusion f;
-    TensorView* x = defineTensor(f, {rows, cols}, DataType::Float);
-    TensorView* m = reduction(ReductionOpType::Max, x, {1}, false);
-    TensorView* e =
-        unaryOp(UnaryOpType::Exp,
-                binaryOp(BinaryOpType::Sub, x, rowBroadcast(m, rows, cols)))
-            ->asTensor();
-    TensorView* s = reduction(ReductionOpType::Sum, e, {1}, false);
-    f.addOutput(binaryOp(BinaryOpType::Div, e, rowBroadcast(s, rows, cols)));
-    auto [var, mean] = varMean(x, {1}, 1, false);
-    f.addOutput(var);
-    f.addOutput(mean);
+    defineSoftmaxAndVarMean(f, rows, cols, 1);
     EXPECT_GE(checkEmulated(f, {at::randn({rows, cols})}, 1e-4), 1u) << cols;
   }
 }
@@ -161,17 +167,7 @@ TEST(EmulatedKernelTest, BlockReductionsNeedNoMoreBarriersThanTheyHave) {
   setenv("NVF_EMU_SKEW", "1", 1);
   const int64_t rows = 8, cols = 1024;
   Fusion f;
-  TensorView* x = defineTensor(f, {rows, cols}, DataType::Float);
-  TensorView* m = reduction(ReductionOpType::Max, x, {1}, false);
-  TensorView* e =
-      unaryOp(UnaryOpType::Exp,
-              binaryOp(BinaryOpType::Sub, x, rowBroadcast(m, rows, cols)))
-          ->asTensor();
-  TensorView* s = reduction(ReductionOpType::Sum, e, {1}, false);
-  f.addOutput(binaryOp(BinaryOpType::Div, e, rowBroadcast(s, rows, cols)));
-  auto [var, mean] = varMean(x, {1}, 0, false);
-  f.addOutput(var);
-  f.addOutput(mean);
+  defineSoftmaxAndVarMean(f, rows, cols, 0);
   EXPECT_EQ(checkEmulated(f, {at::randn({rows, cols}) * 3}, 1e-4), 1u);
   unsetenv("NVF_EMU_SKEW");
 }
