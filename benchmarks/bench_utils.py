@@ -86,6 +86,19 @@ def kernel_breakdown(fn, reps=10):
     return sorted(rows, key=lambda r: -r[1])
 
 
+def host_ms(fn, reps=20):
+    """Host time per call of fn() (launches are asynchronous: when this is
+    close to the event time, the host is what limits)."""
+    fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    t1 = time.perf_counter()
+    torch.cuda.synchronize()
+    return (t1 - t0) / reps * 1e3
+
+
 def kernel_time_ms(fn, reps=10):
     """GPU time of the kernels fn() launches (no host gaps), per call, and
     the kernels' names, from the profiler."""

@@ -22,7 +22,8 @@ sys.path.insert(0, HERE)
 
 import nvfuser  # noqa: E402,F401  (registers backend="nvfuser")
 from nvfuser.fx import partition  # noqa: E402
-from bench_utils import Timer, count_kernels, kernel_breakdown  # noqa: E402,E501
+from bench_utils import (Timer, count_kernels, host_ms,  # noqa: E402
+                         kernel_breakdown, kernel_time_ms)
 
 MODELS = {  # name: (module, config class, hidden, heads, kv heads, theta)
     "llama_3_8b": ("llama", "LlamaConfig", 4096, 32, 8, 500000.0),
@@ -118,12 +119,16 @@ def run(module, make_inputs, backend, timer, kernels=False):
         o = o if isinstance(o, tuple) else (o,)
         torch.autograd.backward(o, grads_out)
     res = dict(fwd_ms=timer(fwd), fwd_kernels=count_kernels(fwd, True),
+               fwd_kernel_ms=kernel_time_ms(fwd)[0], fwd_host_ms=host_ms(fwd),
                fwd_bwd_ms=timer(fwd_bwd),
                fwd_bwd_kernels=count_kernels(fwd_bwd, True),
+               fwd_bwd_kernel_ms=kernel_time_ms(fwd_bwd)[0],
+               fwd_bwd_host_ms=host_ms(fwd_bwd),
                fwd_rel_err=fwd_err, bwd_rel_err=bwd_err, graph_breaks=breaks)
     if backend == "nvfuser":
         res["graphs"] = list(partition.COMPILED_GRAPHS)
     if kernels:
+        res["fwd_breakdown"] = kernel_breakdown(fwd)
         res["fwd_bwd_breakdown"] = kernel_breakdown(fwd_bwd)
     return res
 
@@ -153,10 +158,13 @@ def main():
                 row[backend] = dict(error=str(e).splitlines()[0][:200])
         rows.append(row)
         for backend in ("nvfuser", "inductor"):
-            for k, us, n in row[backend].get("fwd_bwd_breakdown", []):
-                print("  %-8s %8.1f us x%-4g %s" % (backend, us, n, k[:90]))
+            for part in ("fwd", "fwd_bwd"):
+                for k, us, n in row[backend].get(part + "_breakdown", []):
+                    print("  %-8s %-7s %8.1f us x%-4g %s" % (
+                        backend, part, us, n, k[:90]))
         print(name, json.dumps({b: {k: v for k, v in row[b].items()
                                     if k not in ("graphs",
+                                                 "fwd_breakdown",
                                                  "fwd_bwd_breakdown")}
                                 for b in ("nvfuser", "inductor")}),
               flush=True)
@@ -176,6 +184,19 @@ def main():
                   b["fwd_kernels"], a["fwd_bwd_ms"], a["fwd_bwd_kernels"],
                   b["fwd_bwd_ms"], b["fwd_bwd_kernels"], a["fwd_rel_err"],
                   a["bwd_rel_err"], a["graph_breaks"]))
+    # Where the time goes: GPU time of the kernels alone, and the host's
+    # time per call (close to the event time: host-bound).
+    print("\n| module | backend | fwd ms: event / kernels / host | "
+          "fwd+bwd ms: event / kernels / host |")
+    print("|---|---|---|---|")
+    for r in rows:
+        for b in ("nvfuser", "inductor"):
+            x = r[b]
+            if "error" not in x:
+                print("| %s | %s | %.3f / %.3f / %.3f | %.3f / %.3f / %.3f |" % (
+                    r["name"], b, x["fwd_ms"], x["fwd_kernel_ms"],
+                    x["fwd_host_ms"], x["fwd_bwd_ms"], x["fwd_bwd_kernel_ms"],
+                    x["fwd_bwd_host_ms"]))
     for r in rows:
         for g in r["nvfuser"].get("graphs", []):
             if g["unsupported"]:

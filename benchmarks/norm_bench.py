@@ -1,7 +1,8 @@
 """GPU benchmark of generated reduction kernels (issue #5), run on the device:
 softmax, RMS norm and layer norm over [16384, 4096] bf16 (one block per
-row), a column sum over [65536, 1024] bf16 (a loop per thread over the
-rows), each against torch's copy bandwidth of the same bytes in the same
+row), a column sum over [65536, 1024] bf16 and a norm's weight gradient
+(column sums of a product, cast to bf16) over [16384, 4096] bf16 (split
+sums), each against torch's copy bandwidth of the same bytes in the same
 run. Prints a table and writes JSON.
 
     python3 benchmarks/norm_bench.py [--json PATH] [--rows R --cols C]
@@ -76,6 +77,16 @@ def layer_norm(x, w, b):
         x.float(), (K,), w.float(), b.float()).bfloat16()
 
 
+def weight_grad(g, xn):
+    """A norm's weight gradient: the column sums of grad * normalized x,
+    cast back to bf16 (one split-sum kernel)."""
+    with FusionDefinition() as fd:
+        p = fd.ops.mul(fd.ops.cast(fd.from_pytorch(g), F32),
+                       fd.ops.cast(fd.from_pytorch(xn), F32))
+        fd.add_output(fd.ops.cast(fd.ops.sum(p, [0]), BF16))
+    return fd, [g, xn], lambda: (g.float() * xn.float()).sum(0).bfloat16()
+
+
 def column_sum(x):
     with FusionDefinition() as fd:
         fd.add_output(fd.ops.sum(fd.from_pytorch(x), [0]))
@@ -89,7 +100,7 @@ def main():
     p.add_argument("--cols", type=int, default=4096)
     p.add_argument("--cases", default="",
                    help="comma-separated name prefixes (softmax,rms_norm,"
-                   "layer_norm,column); default all")
+                   "layer_norm,column,weight); default all")
     args = p.parse_args()
     timer = Timer(True, 20)
     copy_bw = copy_bandwidth(True, timer)
@@ -102,7 +113,9 @@ def main():
              ("rms_norm [%d, %d] bf16" % (R, K), rms_norm(x, w)),
              ("layer_norm [%d, %d] bf16" % (R, K), layer_norm(x, w, b)),
              ("column sum [65536, 1024] bf16", column_sum(
-                 torch.randn(65536, 1024, device=dev, dtype=torch.bfloat16)))]
+                 torch.randn(65536, 1024, device=dev, dtype=torch.bfloat16))),
+             ("weight grad [%d, %d] bf16" % (R, K), weight_grad(
+                 torch.randn(R, K, device=dev, dtype=torch.bfloat16), x))]
     if args.cases:
         cases = [c for c in cases
                  if any(c[0].startswith(p) for p in args.cases.split(","))]

@@ -118,6 +118,40 @@ struct __align__(16) nvf_array {
   __device__ __forceinline__ T& operator[](int i) { return v[i]; }
   __device__ __forceinline__ const T& operator[](int i) const { return v[i]; }
 };
+// Float lanes to bf16/half lanes two at a time: one convert per pair
+// instead of a convert and a byte permute per element.
+template <int N>
+__device__ __forceinline__ void nvf_f2b_lanes(nvf_array<nvf_bf16, N>& d,
+                                              const nvf_array<float, N>& s) {
+#pragma unroll
+  for (int k = 0; k + 1 < N; k += 2) {
+#if __CUDA_ARCH__ >= 800
+    unsigned r;
+    asm("{ cvt.rn.bf16x2.f32 %0, %1, %2; }" : "=r"(r) : "f"(s[k + 1]), "f"(s[k]));
+    d[k].x = (unsigned short)(r & 0xffffu);
+    d[k + 1].x = (unsigned short)(r >> 16);
+#else
+    d[k] = nvf_f2b(s[k]);
+    d[k + 1] = nvf_f2b(s[k + 1]);
+#endif
+  }
+}
+template <int N>
+__device__ __forceinline__ void nvf_f2h_lanes(nvf_array<nvf_half, N>& d,
+                                              const nvf_array<float, N>& s) {
+#pragma unroll
+  for (int k = 0; k + 1 < N; k += 2) {
+#if __CUDA_ARCH__ >= 800
+    unsigned r;
+    asm("{ cvt.rn.f16x2.f32 %0, %1, %2; }" : "=r"(r) : "f"(s[k + 1]), "f"(s[k]));
+    d[k].x = (unsigned short)(r & 0xffffu);
+    d[k + 1].x = (unsigned short)(r >> 16);
+#else
+    d[k] = nvf_f2h(s[k]);
+    d[k + 1] = nvf_f2h(s[k + 1]);
+#endif
+  }
+}
 template <int B> struct nvf_chunk;
 template <> struct nvf_chunk<1> { typedef unsigned char type; };
 template <> struct nvf_chunk<2> { typedef unsigned short type; };

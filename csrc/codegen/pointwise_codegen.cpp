@@ -1,6 +1,7 @@
 #include "codegen/pointwise_codegen.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include "analysis/tensor_shape.h"
@@ -71,15 +72,16 @@ std::string PointwiseKernelGenerator::familyBody(const OutputFamily& family,
     for (int64_t s : concreteShape(tv)) {
       idx.push_back(s == 1 ? Ix{"0", false} : loopIdx[next++]);
     }
-    Value x = valueAt(tv, idx);
     const std::string out = "out" + std::to_string(o);
     if (split_ > 1) {  // this chunk's partial sums, combined by the block
+      Value x = valueAt(splitSum_, idx);
       line(x.lane ? "#pragma unroll\n" + std::string(indent_, ' ') +
                         "for (int u = 0; u < " + std::to_string(v) +
                         "; ++u) nvf_p[u] = " + x.name + "[u];"
                   : "nvf_p[0] = " + x.name + ";");
       continue;
     }
+    Value x = valueAt(tv, idx);
     if (v == 1) {
       line(out + "[i] = " + x.name + ";");
       continue;
@@ -224,34 +226,47 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
   return ks;
 }
 
-// A kernel whose only output is one floating-point sum, with too few
-// output vectors to fill the GPU, splits its outermost reduced dim into
-// chunks: one thread per (chunk, vector), partial sums added atomically to
-// a zeroed output (the summation order then varies from run to run).
+// A kernel whose only output is one floating-point sum (or a cast of it),
+// with too few output vectors to fill the GPU, splits its longest reduced
+// dim into chunks: one thread per (chunk, vector); a block combines its
+// chunks, and with several blocks per column their sums are added
+// atomically in a workspace (the summation order then varies from run to
+// run) that the last block of the column writes out.
 int64_t PointwiseKernelGenerator::splitFactor(const OutputFamily& fam) {
   if (fusion_.outputs().size() != 1) {
     return 1;
   }
-  const Val* out = fusion_.outputs()[0];
-  const auto* red = exprAs<ReductionOp>(out->definition());
+  // The output is the sum, or a cast of it (bf16 weight gradients).
+  const Val* sum = fusion_.outputs()[0];
+  const auto* cast = exprAs<UnaryOp>(sum->definition());
+  if (cast != nullptr && cast->op() == UnaryOpType::Cast &&
+      cast->input(0)->uses().size() == 1) {
+    sum = cast->input(0);
+  }
+  const auto* red = exprAs<ReductionOp>(sum->definition());
   int64_t reductions = 0;
   for (const Expr* e : fusion_.exprs()) {
     reductions += isReductionLike(e) ? 1 : 0;
   }
   if (red == nullptr || red->op() != ReductionOpType::Sum || reductions != 1 ||
-      (out->dtype() != DataType::Float && out->dtype() != DataType::Double)) {
+      (sum->dtype() != DataType::Float && sum->dtype() != DataType::Double)) {
     return 1;
   }
+  // Chunks of the longest reduced dim; a thread loops over the others
+  // whole, and over at least 32 values in all.
   std::vector<int64_t> shape = concreteShape(red->input(0)->asTensor());
   int64_t rows = 1;
+  int64_t total = 1;
   for (int64_t a : red->axes()) {
-    if (shape[a] != 1) {
+    total *= shape[a];
+    if (shape[a] > rows) {
       rows = shape[a];
-      break;
+      splitAxis_ = a;
     }
   }
+  splitSum_ = sum;
   const int64_t wanted = kSplitThreads / std::max<int64_t>(fam.slots, 1);
-  const int64_t factor = std::min(wanted, rows / 32);
+  const int64_t factor = std::min({wanted, rows / 8, total / 32});
   if (factor < 2) {
     return 1;
   }
@@ -406,6 +421,12 @@ LaunchParams computeLaunchParams(const KernelSource& kernel, int smCount,
       std::max<int64_t>(int64_t(smCount) * std::max(blocksPerSm, 1), 1);
   const int64_t perBlock = kernel.blockPerSlot ? 1 : p.block;
   p.grid = std::min((kernel.slots + perBlock - 1) / perBlock, wave);
+  if (kernel.rowReduction) {
+    // A block per row instead: while one block reduces its row, the one
+    // that replaced a finished block is already loading (an H200 ran
+    // softmax at 76.5% of copy bandwidth so, at 72.3% with one wave).
+    p.grid = std::min<int64_t>(kernel.slots, std::numeric_limits<int>::max());
+  }
   return p;
 }
 

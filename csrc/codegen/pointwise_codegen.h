@@ -52,11 +52,14 @@ struct KernelSource {
   // Each slot is the work of a whole block (a row, or a tile of a split
   // sum), not of one thread.
   bool blockPerSlot = false;
-  // Outputs start at zero and are accumulated atomically (a split sum).
-  bool zeroOutputs = false;
+  // Bytes of a scratch buffer the kernel takes after its outputs (a split
+  // sum's accumulators and per-tile arrival counters). It must be zero at
+  // the first launch and every launch leaves it zero again, so the runtime
+  // keeps one per stream and never clears it (no fill kernel per call).
+  int64_t workspaceBytes = 0;
   // Kernel parameters, in order: one per fusion input (tensors as a data
   // pointer, scalars by value), then one pointer per fusion output (dense,
-  // row-major, 16-byte aligned).
+  // row-major, 16-byte aligned), then the workspace if it has one.
   std::vector<const Val*> inputs;
   std::vector<const TensorView*> outputs;
 };
@@ -90,6 +93,7 @@ KernelSource generatePointwiseKernel(const Fusion& fusion,
 // Grid and block for a kernel on a device with `smCount` multiprocessors,
 // each holding `blocksPerSm` of its blocks at once: one full wave (the
 // grid-stride loop covers the rest), so no partial last wave idles SMs.
+// Row kernels get a block per row.
 LaunchParams computeLaunchParams(const KernelSource& kernel, int smCount,
                                  int blocksPerSm);
 

@@ -54,6 +54,14 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
       const Val* in = e->input(0);
       Value x = operand(in, idx);
       if (u->op() == UnaryOpType::Cast) {
+        if (x.lane && lanes_ % 2 == 0 && in->dtype() == DataType::Float &&
+            (out == DataType::BFloat16 || out == DataType::Half)) {
+          Value y = declare(out, true);  // converted in pairs
+          line(std::string(out == DataType::BFloat16 ? "nvf_f2b_lanes("
+                                                     : "nvf_f2h_lanes(") +
+               y.name + ", " + x.name + ");");
+          return y;
+        }
         return emit(out, x.lane, cast(x, in->dtype(), out));
       }
       DataType t = out;

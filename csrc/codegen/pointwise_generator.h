@@ -90,13 +90,14 @@ class PointwiseKernelGenerator {
   KernelSource generateRows(KernelSource ks, const RowReductionPlan& plan,
                             const std::string& params, int64_t maxInBytes);
   // Chunks of the reduced rows for a lone sum with few outputs (1: none);
-  // sets splitChunk_.
+  // sets splitChunk_, splitAxis_ and splitSum_.
   int64_t splitFactor(const OutputFamily& fam);
   // The kernel of a split sum around `body` (the partial sums `nvf_p` of
-  // chunk `c` at element `i`): a block takes a tile of up to
-  // kSplitTileVectors consecutive vectors x (kSplitBlock / that) chunks,
-  // combines the chunks in shared memory, then adds one value per element
-  // and tile atomically (pointwise_reduction.cpp).
+  // chunk `c` at element `i`): a block takes a tile of vectors x up to
+  // kSplitBlock / kSplitTileVectors chunks and combines the chunks in
+  // shared memory; where a column has several tiles, each adds one value
+  // per element to the workspace and the last writes the column out
+  // (pointwise_reduction.cpp).
   KernelSource generateSplit(KernelSource ks, const std::string& params,
                              const std::string& body);
   // Threads a split reduction aims for (about 8 per core of an H200).
@@ -187,8 +188,10 @@ class PointwiseKernelGenerator {
   int64_t persistentStride_ = 0;   // elements between a thread's vectors
   int64_t rowReductions_ = 0;      // block reductions emitted in this row
   std::vector<RowChunk> persistentChunks_;
-  int64_t split_ = 1;       // chunks of the outermost reduced dim
-  int64_t splitChunk_ = 0;  // reduced rows per chunk
+  int64_t split_ = 1;              // chunks of the split reduced dim
+  int64_t splitChunk_ = 0;         // reduced rows per chunk
+  int64_t splitAxis_ = -1;         // that dim, of the sum's input
+  const Val* splitSum_ = nullptr;  // the sum (the output, or cast to it)
 };
 
 }  // namespace pointwise_detail

@@ -148,9 +148,16 @@ std::vector<at::Tensor> PointwiseKernel::run(
   for (const TensorView* o : src.outputs) {
     auto opts =
         at::TensorOptions().dtype(toAtenType(o->dtype())).device(device);
-    outputs.push_back(src.zeroOutputs ? at::zeros(concreteShape(o), opts)
-                                      : at::empty(concreteShape(o), opts));
+    outputs.push_back(at::empty(concreteShape(o), opts));
     params.push_back(bytesOf(outputs.back().data_ptr()));
+  }
+  if (src.workspaceBytes > 0) {
+    at::Tensor& ws = variant.workspaces[{index, stream}];
+    if (!ws.defined()) {  // zeroed once; every launch leaves it zeroed
+      ws = at::zeros({src.workspaceBytes},
+                     at::TensorOptions().dtype(at::kByte).device(device));
+    }
+    params.push_back(bytesOf(ws.data_ptr()));
   }
   if (src.slots == 0) {
     return outputs;
@@ -163,7 +170,10 @@ std::vector<at::Tensor> PointwiseKernel::run(
               << (src.rowReduction   ? " (a block per row)"
                   : src.blockPerSlot ? " (a block per tile of chunks)"
                                      : "")
-              << (src.zeroOutputs ? ", outputs zeroed first" : "");
+              << (src.workspaceBytes > 0
+                      ? ", a self-clearing workspace of " +
+                            std::to_string(src.workspaceBytes) + " bytes"
+                      : std::string());
     for (const OutputFamily& fam : src.families) {
       std::cout << "; family of " << fam.outputs.size()
                 << " output(s): " << fam.numel << " elements, "

@@ -42,6 +42,9 @@ class PointwiseKernel {
     KernelSource source;
     std::map<int, CUfunction> functions;  // per device
     std::map<int, int> residentBlocks;    // per device, per SM
+    // Per (device, stream): launches on one stream run in order, so they
+    // can share a workspace that each leaves zeroed.
+    std::map<std::pair<int, void*>, at::Tensor> workspaces;
   };
   Variant& variantFor(const std::vector<TensorLayout>& layouts);
   CUfunction functionFor(Variant& v, int device, const Options& options);

@@ -270,6 +270,30 @@ def test_split_column_sum():
     out = fd.execute([x])[0]
     torch.testing.assert_close(out, x.sum(0), rtol=1e-4, atol=1e-3)
     assert "atomicAdd" in fd.last_cuda_code()[0]
+    # The workspace each launch leaves zeroed is reused, per stream.
+    for _ in range(3):
+        torch.testing.assert_close(fd.execute([x])[0], out, rtol=1e-5,
+                                   atol=1e-4)
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        again = fd.execute([x])[0]
+    side.synchronize()
+    torch.testing.assert_close(again, out, rtol=1e-5, atol=1e-4)
+
+
+def test_weight_gradient_is_one_split_kernel():
+    # sum over batch and tokens of grad * normalized x, cast to bf16
+    g = torch.randn(4, 2048, 256, device="cuda", dtype=torch.bfloat16)
+    xn = torch.randn(4, 2048, 256, device="cuda", dtype=torch.bfloat16)
+    with FusionDefinition() as fd:
+        p = fd.ops.mul(fd.ops.cast(fd.from_pytorch(g), DataType.Float),
+                       fd.ops.cast(fd.from_pytorch(xn), DataType.Float))
+        fd.add_output(fd.ops.cast(fd.ops.sum(p, [0, 1]), DataType.BFloat16))
+    out = fd.execute([g, xn])[0]
+    ref = (g.float() * xn.float()).sum((0, 1)).bfloat16()
+    torch.testing.assert_close(out, ref, rtol=1e-2, atol=1e-1)
+    assert len(fd.last_segmentation()["groups"]) == 1
+    assert "nvf_last" in fd.last_cuda_code()[0]
 
 
 @pytest.mark.skipif(not hasattr(torch, "compile"),

@@ -98,23 +98,33 @@ def test_policies_give_identical_results_on_mul_sum():
 
 
 def test_long_reduction_with_epilogue_is_split_in_two():
-    # A norm's weight gradient: sum over 4 x 4096 rows into 64 values, then
-    # a cast. Partial sums over chunks first (many outputs, many threads),
-    # then the sum of the partials with the cast.
+    # A sum over 4 x 4096 rows into 64 values with an epilogue (neg, cast).
+    # Partial sums over chunks first (many outputs, many threads), then the
+    # sum of the partials with the epilogue.
     x = torch.randn(4, 4096, 64).bfloat16()
     g = torch.randn(4, 4096, 64).bfloat16()
     with FusionDefinition() as fd:
         s = fd.ops.sum(fd.ops.mul(fd.from_pytorch(x), fd.from_pytorch(g)),
                        [0, 1])
-        fd.add_output(fd.ops.cast(s, DataType.BFloat16))
-    ref = (x.float() * g.float()).sum((0, 1))
+        fd.add_output(fd.ops.cast(fd.ops.neg(s), DataType.BFloat16))
+    ref = -(x.float() * g.float()).sum((0, 1))
     out = fd.execute([x, g])[0]
     torch.testing.assert_close(out.float(), ref, rtol=1e-2, atol=1e-1)
     groups = fd.last_segmentation()["groups"]
     assert [g["ops"] for g in groups] == [["mul", "reshape", "sum"],
-                                          ["segment_set", "sum", "cast"]]
+                                          ["segment_set", "sum", "neg",
+                                           "cast"]]
     fd.execute([x, g], _disable_options=["reduction_split"])
     assert len(fd.last_segmentation()["groups"]) == 1
+    # A norm's weight gradient, only cast: one kernel splits it itself.
+    with FusionDefinition() as fd3:
+        s = fd3.ops.sum(fd3.ops.mul(fd3.from_pytorch(x), fd3.from_pytorch(g)),
+                        [0, 1])
+        fd3.add_output(fd3.ops.cast(s, DataType.BFloat16))
+    out = fd3.execute([x, g])[0]
+    torch.testing.assert_close(out.float(), -ref, rtol=1e-2, atol=1e-1)
+    assert [g["ops"] for g in fd3.last_segmentation()["groups"]] == [
+        ["mul", "sum", "cast"]]
     # A short reduction, or a lone sum into an output, is left alone.
     with FusionDefinition() as fd2:
         fd2.add_output(fd2.ops.sum(fd2.from_pytorch(x.float()), [1]))

@@ -143,23 +143,31 @@ TEST(ConcretizeTest, LongReductionWithEpilogueIsSplit) {
   Fusion f;
   TensorView* x = defineTensor(f, {-1, -1, 64}, DataType::Float);
   TensorView* s = reduction(ReductionOpType::Sum, x, {0, 1}, false);
-  f.addOutput(castOp(s, DataType::Half));
+  f.addOutput(castOp(unaryOp(UnaryOpType::Neg, s), DataType::Half));
   ConcreteFusion c = concretize(f, {tensorArg(DataType::Float, {4, 4096, 64})},
                                 reductionSplitter());
-  EXPECT_EQ(opNames(*c.fusion), "reshape sum segment_set sum cast");
+  EXPECT_EQ(opNames(*c.fusion), "reshape sum segment_set sum neg cast");
   // The partials: 512 chunks of 32 rows (at least 32 rows per chunk).
   const auto* partial = c.fusion->exprs()[1]->output(0)->asTensor();
   EXPECT_EQ(concreteShape(partial), (std::vector<int64_t>{512, 64}));
   // Short reductions, many outputs, or a lone sum into an output: as is.
   ConcreteFusion shortRows = concretize(
       f, {tensorArg(DataType::Float, {2, 64, 64})}, reductionSplitter());
-  EXPECT_EQ(opNames(*shortRows.fusion), "sum cast");
+  EXPECT_EQ(opNames(*shortRows.fusion), "sum neg cast");
   Fusion g;
   TensorView* y = defineTensor(g, {-1, -1}, DataType::Float);
   g.addOutput(reduction(ReductionOpType::Sum, y, {0}, false));
   ConcreteFusion lone = concretize(g, {tensorArg(DataType::Float, {65536, 64})},
                                    reductionSplitter());
   EXPECT_EQ(opNames(*lone.fusion), "sum");
+  // Cast into an output: still lone (the kernel generator splits it).
+  Fusion h;
+  TensorView* z = defineTensor(h, {-1, -1, 64}, DataType::Float);
+  h.addOutput(castOp(reduction(ReductionOpType::Sum, z, {0, 1}, false),
+                     DataType::Half));
+  ConcreteFusion cast = concretize(
+      h, {tensorArg(DataType::Float, {4, 4096, 64})}, reductionSplitter());
+  EXPECT_EQ(opNames(*cast.fusion), "sum cast");
 }
 
 }  // namespace nvfuser

@@ -78,6 +78,10 @@ TEST(ReductionCodegenTest, RowReductionUsesOneBlockPerRow) {
   LaunchParams lp = computeLaunchParams(ks, 132, 4);
   EXPECT_EQ(lp.grid, 16);
   EXPECT_EQ(lp.block, 128);
+  // More rows than one wave holds: still a block per row.
+  KernelSource many = ks;
+  many.slots = 16384;
+  EXPECT_EQ(computeLaunchParams(many, 132, 4).grid, 16384);
 }
 
 TEST(ReductionCodegenTest, LongRowsLoopInsteadOfStayingInRegisters) {
@@ -215,7 +219,8 @@ TEST(ReductionCodegenTest, ColumnSumWithFewColumnsIsSplit) {
   TensorView* x = defineTensor(f, {65536, 1024}, DataType::BFloat16);
   f.addOutput(reduction(ReductionOpType::Sum, x, {0}, false));
   KernelSource ks = compile(f);
-  EXPECT_TRUE(ks.zeroOutputs);
+  // 1024 float accumulators, then 4 counters (one per column of tiles).
+  EXPECT_EQ(ks.workspaceBytes, 1024 * 4 + 4 * 4);
   EXPECT_TRUE(ks.blockPerSlot);
   EXPECT_EQ(ks.families[0].vectorWidth, 8);  // 16-byte loads of bf16
   // 1024 chunks of 64 rows (no remainder), 128 vectors: tiles of 32
@@ -223,8 +228,14 @@ TEST(ReductionCodegenTest, ColumnSumWithFewColumnsIsSplit) {
   EXPECT_EQ(ks.slots, 4 * 128);
   EXPECT_EQ(ks.block, 256);
   EXPECT_NE(ks.code.find("r5 = c * 64; r5 < (c + 1) * 64;"), std::string::npos);
-  EXPECT_NE(ks.code.find("atomicAdd(out0 + col, s)"), std::string::npos);
-  EXPECT_EQ(countOf(ks.code, "atomicAdd("), 1u);
+  // One add per element and tile, one count per tile; the 128th tile of a
+  // column writes it out.
+  EXPECT_NE(ks.code.find("atomicAdd(nvf_acc + col, s)"), std::string::npos);
+  EXPECT_NE(ks.code.find("atomicAdd(nvf_count + (tile % 4), 1u) == 127u"),
+            std::string::npos);
+  EXPECT_EQ(countOf(ks.code, "atomicAdd("), 2u);
+  EXPECT_NE(ks.code.find("out0[col] = __ldcg(nvf_acc + col);"),
+            std::string::npos);
   LaunchParams lp = computeLaunchParams(ks, 132, 8);
   EXPECT_EQ(lp.grid, 512);
   EXPECT_EQ(lp.block, 256);
@@ -232,11 +243,11 @@ TEST(ReductionCodegenTest, ColumnSumWithFewColumnsIsSplit) {
   Fusion g;
   TensorView* y = defineTensor(g, {64, 1 << 20}, DataType::Float);
   g.addOutput(reduction(ReductionOpType::Sum, y, {0}, false));
-  EXPECT_FALSE(compile(g).zeroOutputs);
+  EXPECT_EQ(compile(g).workspaceBytes, 0);
   Fusion h;
   TensorView* z = defineTensor(h, {65536, 1024}, DataType::Float);
   h.addOutput(reduction(ReductionOpType::Max, z, {0}, false));
-  EXPECT_FALSE(compile(h).zeroOutputs);
+  EXPECT_EQ(compile(h).workspaceBytes, 0);
 }
 
 }  // namespace nvfuser

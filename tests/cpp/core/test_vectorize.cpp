@@ -39,6 +39,17 @@ TEST(VectorizeTest, DenseBf16UsesSixteenByteAccesses) {
   EXPECT_EQ(ks.slots, 4 * 64 / 8);
   EXPECT_EQ(countOf(ks.code, "nvf_vload(v"), 1u);
   EXPECT_EQ(countOf(ks.code, "nvf_vstore(out0"), 1u);
+  // The float result goes back to bf16 two lanes per instruction.
+  EXPECT_EQ(countOf(ks.code, "nvf_f2b_lanes(v"), 1u);
+}
+
+TEST(VectorizeTest, CastToHalfConvertsLanesInPairs) {
+  Fusion f;
+  TensorView* x = defineTensor(f, {4, 64}, DataType::Float);
+  f.addOutput(castOp(x, DataType::Half));
+  KernelSource ks = generateAndCompile(f);
+  EXPECT_EQ(ks.families[0].vectorWidth, 8);
+  EXPECT_EQ(countOf(ks.code, "nvf_f2h_lanes(v"), 1u);
 }
 
 TEST(VectorizeTest, DisabledGivesOneElementPerThread) {
@@ -107,6 +118,7 @@ TEST(VectorizeTest, OddInnerExtentIsScalar) {
   KernelSource ks = generateAndCompile(f);
   EXPECT_EQ(ks.families[0].vectorWidth, 1);
   EXPECT_EQ(ks.slots, 15);
+  EXPECT_EQ(countOf(ks.code, "nvf_f2b_lanes(v"), 0u);  // one lane: no pairs
 }
 
 TEST(VectorizeTest, RotateHalfKeepsVectorsOnOneSideOfTheCat) {

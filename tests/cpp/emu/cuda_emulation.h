@@ -9,8 +9,8 @@
 #pragma once
 
 #include <atomic>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
@@ -147,6 +147,14 @@ inline float rsqrtf(float x) {
 }
 inline double rsqrt(double x) {
   return 1.0 / std::sqrt(x);
+}
+inline void __threadfence() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+template <typename T>
+inline T __ldcg(const T* p) {
+  std::lock_guard<std::mutex> lock(nvf_emu::atomicMutex_);
+  return *p;
 }
 template <typename T>
 inline T atomicAdd(T* p, T v) {

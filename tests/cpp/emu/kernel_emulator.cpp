@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -38,6 +39,9 @@ std::string wrapper(const KernelSource& ks) {
   for (const TensorView* o : ks.outputs) {
     params += (params.empty() ? "" : ", ") + std::string("(") +
               cudaType(o->dtype()) + "*)a[" + std::to_string(k++) + "]";
+  }
+  if (ks.workspaceBytes > 0) {
+    params += ", (unsigned char*)a[" + std::to_string(k++) + "]";
   }
   return "\nextern \"C\" void nvf_emu_entry(void** a, unsigned grid, "
          "unsigned block) {\n  nvf_emu::launch(grid, block, [&] { " +
@@ -115,16 +119,24 @@ std::vector<at::Tensor> KernelEmulator::run(
   std::vector<at::Tensor> outputs;
   for (const TensorView* o : kernel.outputs) {
     auto opts = at::TensorOptions().dtype(toAtenType(o->dtype()));
-    outputs.push_back(kernel.zeroOutputs ? at::zeros(concreteShape(o), opts)
-                                         : at::empty(concreteShape(o), opts));
+    outputs.push_back(at::empty(concreteShape(o), opts));
     ptrs.push_back(outputs.back().data_ptr());
   }
+  at::Tensor workspace = at::zeros({kernel.workspaceBytes}, at::kByte);
+  if (kernel.workspaceBytes > 0) {
+    ptrs.push_back(workspace.data_ptr());
+  }
   if (kernel.slots > 0) {
-    // Two "SMs" of two blocks: grid-stride loops run several iterations.
+    // Two "SMs" of two blocks, at most four blocks in all: grid-stride
+    // loops run several iterations.
     LaunchParams lp = computeLaunchParams(kernel, 2, 2);
+    lp.grid = std::min<int64_t>(lp.grid, 4);
     entry(ptrs.data(), static_cast<unsigned>(lp.grid),
           static_cast<unsigned>(lp.block));
   }
+  // The runtime reuses a workspace without clearing it.
+  NVF_CHECK_KIND(workspace.count_nonzero().item<int64_t>() == 0, Runtime,
+                 "kernel ", kernel.name, " left its workspace dirty");
   return outputs;
 }
 

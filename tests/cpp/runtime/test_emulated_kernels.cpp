@@ -195,9 +195,9 @@ TEST(EmulatedKernelTest, SplitColumnSumAndMiddleAxisSums) {
   EXPECT_GE(checkEmulated(g, {at::randn({2, 3, 5, 16})}), 1u);
 }
 
-// A norm's weight gradient: a sum over 2 x 2048 rows into 64 values, then
-// a cast. Split into partial sums over 512 chunks (its own kernel) and the
-// sum of the partials with the cast (another).
+// A sum over 2 x 2048 rows into 64 values with an epilogue: split into
+// partial sums over 512 chunks (its own kernel) and the sum of the
+// partials with the epilogue (another).
 TEST(EmulatedKernelTest, LongReductionWithEpilogueIsSplit) {
   Fusion f;
   TensorView* x = defineTensor(f, {2, 2048, 64}, DataType::Float);
@@ -205,11 +205,32 @@ TEST(EmulatedKernelTest, LongReductionWithEpilogueIsSplit) {
   TensorView* s =
       reduction(ReductionOpType::Sum,
                 binaryOp(BinaryOpType::Mul, x, g)->asTensor(), {0, 1}, false);
-  f.addOutput(castOp(s, DataType::Half));
+  f.addOutput(castOp(unaryOp(UnaryOpType::Neg, s), DataType::Half));
   at::Tensor a = at::randn({2, 2048, 64});
   at::Tensor b = at::randn({2, 2048, 64});
   EXPECT_EQ(checkEmulated(f, {a, b}, 2e-3, reductionSplitter()), 2u);
   EXPECT_EQ(checkEmulated(f, {a, b}, 2e-3), 1u);  // without the split
+}
+
+// A norm's weight gradient: the same sum cast to half. One kernel splits
+// the 2048 rows into chunks; several blocks per column add into the
+// workspace and the last casts and writes (the emulator checks that it
+// leaves the workspace zeroed).
+TEST(EmulatedKernelTest, WeightGradientIsSplitInOneKernel) {
+  Fusion f;
+  TensorView* x = defineTensor(f, {2, 2048, 64}, DataType::Float);
+  TensorView* g = defineTensor(f, {2, 2048, 64}, DataType::Float);
+  TensorView* s =
+      reduction(ReductionOpType::Sum,
+                binaryOp(BinaryOpType::Mul, x, g)->asTensor(), {0, 1}, false);
+  f.addOutput(castOp(s, DataType::Half));
+  KernelSource ks = generatePointwiseKernel(f, "wgrad", {});
+  EXPECT_GT(ks.workspaceBytes, 0);
+  EXPECT_NE(ks.code.find("out0[col] = nvf_f2h(__ldcg(nvf_acc + col));"),
+            std::string::npos);
+  at::Tensor a = at::randn({2, 2048, 64});
+  at::Tensor b = at::randn({2, 2048, 64});
+  EXPECT_EQ(checkEmulated(f, {a, b}, 2e-3, reductionSplitter()), 1u);
 }
 
 TEST(EmulatedKernelTest, SmallConstantPowers) {
