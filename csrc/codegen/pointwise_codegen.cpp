@@ -74,7 +74,13 @@ std::string PointwiseKernelGenerator::familyBody(const OutputFamily& family,
     }
     const std::string out = "out" + std::to_string(o);
     if (split_ > 1) {  // this chunk's partial sums, combined by the block
-      Value x = valueAt(splitSum_, idx);
+      // The sum has the output's non-size-1 dims, in the same order.
+      Index sumIdx;
+      size_t nextSum = 0;
+      for (int64_t s : concreteShape(splitSum_->asTensor())) {
+        sumIdx.push_back(s == 1 ? Ix{"0", false} : loopIdx[nextSum++]);
+      }
+      Value x = valueAt(splitSum_, sumIdx);
       line(x.lane ? "#pragma unroll\n" + std::string(indent_, ' ') +
                         "for (int u = 0; u < " + std::to_string(v) +
                         "; ++u) nvf_p[u] = " + x.name + "[u];"
@@ -236,13 +242,9 @@ int64_t PointwiseKernelGenerator::splitFactor(const OutputFamily& fam) {
   if (fusion_.outputs().size() != 1) {
     return 1;
   }
-  // The output is the sum, or a cast of it (bf16 weight gradients).
-  const Val* sum = fusion_.outputs()[0];
-  const auto* cast = exprAs<UnaryOp>(sum->definition());
-  if (cast != nullptr && cast->op() == UnaryOpType::Cast &&
-      cast->input(0)->uses().size() == 1) {
-    sum = cast->input(0);
-  }
+  // The output is the sum, or the sum cast and viewed (a keepdim sum cast
+  // to bf16 and viewed as the weight: a norm's weight gradient).
+  const Val* sum = beforeCastsAndUnitViews(fusion_.outputs()[0]);
   const auto* red = exprAs<ReductionOp>(sum->definition());
   int64_t reductions = 0;
   for (const Expr* e : fusion_.exprs()) {

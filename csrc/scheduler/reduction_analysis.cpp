@@ -9,6 +9,45 @@
 
 namespace nvfuser {
 
+bool isCastOrUnitView(const Expr* e) {
+  if (const auto* u = exprAs<UnaryOp>(e)) {
+    return u->op() == UnaryOpType::Cast;
+  }
+  if (exprAs<LoadStoreOp>(e) != nullptr) {
+    return true;
+  }
+  if (exprAs<BroadcastOp>(e) == nullptr && exprAs<ReshapeOp>(e) == nullptr &&
+      exprAs<SqueezeOp>(e) == nullptr) {
+    return false;
+  }
+  return e->input(0)->isTensor() && e->output(0)->isTensor() &&
+         shapeWithoutOnes(e->input(0)->asTensor()) ==
+             shapeWithoutOnes(e->output(0)->asTensor());
+}
+
+const Val* beforeCastsAndUnitViews(const Val* out) {
+  const Val* v = out;
+  while (v->definition() != nullptr && isCastOrUnitView(v->definition()) &&
+         (v == out || v->uses().size() == 1)) {
+    const Val* in = v->definition()->input(0);
+    if (in->uses().size() != 1) {
+      break;
+    }
+    v = in;
+  }
+  return v;
+}
+
+bool onlyCastOrViewedToAnOutput(const Val* v) {
+  while (!v->uses().empty()) {
+    if (v->uses().size() != 1 || !isCastOrUnitView(v->uses()[0])) {
+      return false;
+    }
+    v = v->uses()[0]->output(0);
+  }
+  return true;
+}
+
 namespace {
 const std::vector<int64_t>& axesOf(const Expr* e) {
   if (const auto* r = exprAs<ReductionOp>(e)) {

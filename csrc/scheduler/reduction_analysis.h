@@ -26,6 +26,19 @@ struct ReductionInfo {
 bool innermostReduced(const std::vector<int64_t>& shape,
                       const std::vector<int64_t>& axes);
 
+// A cast, a copy, or an op that only adds or removes size-1 dims (what a
+// keepdim sum, a view to the weight's shape and a dtype cast wrap around
+// a weight gradient): the value is the same at the same non-size-1 index.
+bool isCastOrUnitView(const Expr* e);
+
+// The value a fusion output is a chain of single-use isCastOrUnitView ops
+// of (the output itself when there is none).
+const Val* beforeCastsAndUnitViews(const Val* out);
+
+// Whether `v` reaches a fusion output only through a chain of single-use
+// isCastOrUnitView ops (or is one with no uses).
+bool onlyCastOrViewedToAnOutput(const Val* v);
+
 // Fails when there is no reduction, a matmul, or reductions with different
 // signatures (input sizes or axes).
 Decision analyzeReductions(const SegmentView& view, ReductionInfo* info);

@@ -52,17 +52,13 @@ ReplayOverride reductionSplitter() {
     }
     const int64_t outputs =
         std::max<int64_t>(numel(in) / std::max(rows, int64_t(1)), 1);
-    // A floating-point sum that is a fusion output as it is or cast: the
-    // kernel generator splits it itself, in one kernel.
+    // A floating-point sum that is a fusion output as it is, cast or
+    // viewed: the kernel generator splits it itself, in one kernel.
     const Val* out = e->output(0);
-    const Expr* use = out->uses().size() == 1 ? out->uses()[0] : nullptr;
-    const auto* cast = use != nullptr ? exprAs<UnaryOp>(use) : nullptr;
-    const bool castOnly = cast != nullptr && cast->op() == UnaryOpType::Cast &&
-                          cast->output(0)->uses().empty();
     const bool loneSum =
         red->op() == ReductionOpType::Sum &&
         (out->dtype() == DataType::Float || out->dtype() == DataType::Double) &&
-        (out->uses().empty() || castOnly);
+        onlyCastOrViewedToAnOutput(out);
     if (loneSum || rows < kMinChunkRows * kMinChunks ||
         outputs * kMinChunks > kPartialElements) {
       return std::nullopt;

@@ -231,6 +231,16 @@ TEST(EmulatedKernelTest, WeightGradientIsSplitInOneKernel) {
   at::Tensor a = at::randn({2, 2048, 64});
   at::Tensor b = at::randn({2, 2048, 64});
   EXPECT_EQ(checkEmulated(f, {a, b}, 2e-3, reductionSplitter()), 1u);
+  // As autograd writes it: a keepdim sum, cast, viewed as the weight.
+  Fusion k;
+  TensorView* kx = defineTensor(k, {2, 2048, 64}, DataType::Float);
+  TensorView* kg = defineTensor(k, {2, 2048, 64}, DataType::Float);
+  TensorView* ks2 =
+      reduction(ReductionOpType::Sum,
+                binaryOp(BinaryOpType::Mul, kx, kg)->asTensor(), {0, 1}, true);
+  k.addOutput(reshape(castOp(ks2, DataType::Half)->asTensor(), {64}));
+  EXPECT_GT(generatePointwiseKernel(k, "wgrad", {}).workspaceBytes, 0);
+  EXPECT_EQ(checkEmulated(k, {a, b}, 2e-3, reductionSplitter()), 1u);
 }
 
 TEST(EmulatedKernelTest, SmallConstantPowers) {
