@@ -10,6 +10,8 @@
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <tuple>
+#include <vector>
 
 #include "exceptions.h"
 
@@ -21,27 +23,64 @@ void checkNvrtc(nvrtcResult r, const char* what) {
                  " failed: ", nvrtcGetErrorString(r));
 }
 
-std::string cachePath(size_t hash, const std::string& arch) {
+std::string cachePath(size_t hash, const std::string& arch, int maxRegisters) {
   const char* dir = std::getenv("NVFUSER_CACHE_DIR");
   if (dir == nullptr || *dir == '\0') {
     return "";
   }
   std::ostringstream os;
-  os << dir << "/kernel_" << std::hex << hash << "_" << arch << ".cubin";
+  os << dir << "/kernel_" << std::hex << hash << "_" << arch;
+  if (maxRegisters > 0) {
+    os << "_r" << std::dec << maxRegisters;
+  }
+  os << ".cubin";
   return os.str();
+}
+
+// The number just before `unit` in ptxas' report, from `from` on.
+int ptxasNumber(const std::string& log, const std::string& from,
+                const std::string& unit) {
+  const size_t at = log.find(from);
+  const size_t u = at == std::string::npos ? at : log.find(unit, at);
+  if (u == std::string::npos || u < 2) {
+    return -1;
+  }
+  size_t b = log.rfind(' ', u - 2);
+  b = b == std::string::npos ? 0 : b + 1;
+  return std::atoi(log.substr(b, u - b).c_str());
+}
+
+// The log without ptxas' report lines.
+std::string withoutPtxasReport(const std::string& log) {
+  std::istringstream in(log);
+  std::string out;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("ptxas", 0) != 0) {
+      out += line + "\n";
+    }
+  }
+  return out;
 }
 
 CompiledKernel compileUncached(const std::string& source,
                                const std::string& name, const std::string& arch,
-                               bool ptxasVerbose) {
+                               bool ptxasVerbose, int maxRegisters) {
   nvrtcProgram prog;
   checkNvrtc(nvrtcCreateProgram(&prog, source.c_str(), (name + ".cu").c_str(),
                                 0, nullptr, nullptr),
              "create program");
   std::string archOpt = "--gpu-architecture=" + arch;
-  const char* opts[] = {archOpt.c_str(), "--std=c++17", "-default-device",
-                        "--ptxas-options=-v"};
-  nvrtcResult r = nvrtcCompileProgram(prog, ptxasVerbose ? 4 : 3, opts);
+  std::string capOpt = "--maxrregcount=" + std::to_string(maxRegisters);
+  // ptxas always reports (registers and spills are kept); the report stays
+  // in the log only when asked for.
+  std::vector<const char*> opts = {archOpt.c_str(), "--std=c++17",
+                                   "-default-device", "--ptxas-options=-v"};
+  if (maxRegisters > 0) {
+    opts.push_back(capOpt.c_str());
+  }
+  nvrtcResult r =
+      nvrtcCompileProgram(prog, static_cast<int>(opts.size()), opts.data());
   size_t logSize = 0;
   nvrtcGetProgramLogSize(prog, &logSize);
   std::string log(logSize, '\0');
@@ -59,7 +98,10 @@ CompiledKernel compileUncached(const std::string& source,
   }
   CompiledKernel k;
   k.arch = arch;
-  k.log = log;
+  k.registers = ptxasNumber(log, "Used ", " registers");
+  k.spillBytes = ptxasNumber(log, "Function properties", " bytes spill stores");
+  k.maxRegisters = maxRegisters;
+  k.log = ptxasVerbose ? log : withoutPtxasReport(log);
   size_t size = 0;
   checkNvrtc(nvrtcGetCUBINSize(prog, &size), "get cubin size");
   k.cubin.resize(size);
@@ -71,33 +113,44 @@ CompiledKernel compileUncached(const std::string& source,
 
 CompiledKernel compileWithNvrtc(const std::string& source,
                                 const std::string& name,
-                                const std::string& arch, bool ptxasVerbose) {
+                                const std::string& arch, bool ptxasVerbose,
+                                int maxRegisters) {
   if (ptxasVerbose) {
-    CompiledKernel k = compileUncached(source, name, arch, true);
-    std::cout << "// ptxas " << name << " (" << arch << "):\n"
-              << k.log << std::flush;
+    CompiledKernel k = compileUncached(source, name, arch, true, maxRegisters);
+    std::cout << "// ptxas " << name << " (" << arch;
+    if (maxRegisters > 0) {
+      std::cout << ", at most " << maxRegisters << " registers";
+    }
+    std::cout << "):\n" << k.log << std::flush;
     return k;
   }
   static std::mutex mutex;
-  static std::map<std::pair<std::string, std::string>, CompiledKernel> cache;
+  static std::map<std::tuple<std::string, std::string, int>, CompiledKernel>
+      cache;
   std::lock_guard<std::mutex> lock(mutex);
-  auto key = std::make_pair(source, arch);
+  auto key = std::make_tuple(source, arch, maxRegisters);
   auto it = cache.find(key);
   if (it != cache.end()) {
     return it->second;
   }
-  std::string path = cachePath(std::hash<std::string>{}(source), arch);
+  std::string path =
+      cachePath(std::hash<std::string>{}(source), arch, maxRegisters);
   CompiledKernel k;
   std::ifstream cached(path, std::ios::binary);
-  if (!path.empty() && cached) {
+  std::ifstream report(path + ".regs");
+  if (!path.empty() && cached && report) {
     k.arch = arch;
+    k.maxRegisters = maxRegisters;
     k.cubin.assign(std::istreambuf_iterator<char>(cached),
                    std::istreambuf_iterator<char>());
+    report >> k.registers >> k.spillBytes;
   } else {
-    k = compileUncached(source, name, arch, /*ptxasVerbose=*/false);
+    k = compileUncached(source, name, arch, /*ptxasVerbose=*/false,
+                        maxRegisters);
     if (!path.empty()) {
       std::ofstream(path, std::ios::binary)
           .write(k.cubin.data(), static_cast<std::streamsize>(k.cubin.size()));
+      std::ofstream(path + ".regs") << k.registers << " " << k.spillBytes;
     }
   }
   return cache.emplace(key, std::move(k)).first->second;

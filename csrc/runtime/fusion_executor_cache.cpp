@@ -3,7 +3,6 @@
 #include <fstream>
 #include <iostream>
 
-#include "compiler/nvrtc_compiler.h"
 #include "exceptions.h"
 #include "runtime/aten_evaluator.h"
 #include "scheduler/reduction_split.h"
@@ -86,7 +85,7 @@ std::vector<std::string> FusionExecutorCache::cudaCodeFor(
   for (const auto& kernel : entry.runtime->kernels()) {
     if (kernel) {
       const KernelSource& ks = kernel->predictedSource();
-      compileWithNvrtc(ks.code, ks.name, arch, options.dump("ptxas_verbose"));
+      PointwiseKernel::compile(ks, arch, options.dump("ptxas_verbose"));
       sources.push_back(ks.code);
     }
   }

@@ -6,6 +6,7 @@
 
 #include "analysis/tensor_shape.h"
 #include "compiler/nvrtc_compiler.h"
+#include "compiler/occupancy_tuner.h"
 #include "exceptions.h"
 
 namespace nvfuser {
@@ -84,6 +85,18 @@ PointwiseKernel::Variant& PointwiseKernel::variantFor(
   return *variants_.emplace(key, std::move(v)).first->second;
 }
 
+CompiledKernel PointwiseKernel::compile(const KernelSource& src,
+                                        const std::string& arch,
+                                        bool ptxasVerbose) {
+  // Row kernels: more resident blocks where a register cap costs no spill
+  // (their blocks overlap one row's reductions with other rows' loads).
+  if (src.rowReduction) {
+    return compileForOccupancy(src.code, src.name, arch,
+                               static_cast<int>(src.block), ptxasVerbose);
+  }
+  return compileWithNvrtc(src.code, src.name, arch, ptxasVerbose);
+}
+
 CUfunction PointwiseKernel::functionFor(Variant& v, int device,
                                         const Options& options) {
   auto it = v.functions.find(device);
@@ -97,8 +110,7 @@ CUfunction PointwiseKernel::functionFor(Variant& v, int device,
     std::cout << "// kernel " << src.name << " (" << arch << ")\n"
               << src.code << std::flush;
   }
-  CompiledKernel k =
-      compileWithNvrtc(src.code, src.name, arch, options.dump("ptxas_verbose"));
+  CompiledKernel k = compile(src, arch, options.dump("ptxas_verbose"));
   CUfunction f = driver.loadFunction(k.cubin, src.name);
   v.functions[device] = f;
   v.residentBlocks[device] =

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "codegen/pointwise_codegen.h"
+#include "compiler/nvrtc_compiler.h"
 #include "options.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/runtime_args.h"
@@ -36,6 +37,10 @@ class PointwiseKernel {
 
   // The layout of a tensor argument as the generator sees it.
   static TensorLayout layoutOf(const at::Tensor& t);
+
+  // Compiles a generated kernel for `arch` as every launch of it is.
+  static CompiledKernel compile(const KernelSource& src,
+                                const std::string& arch, bool ptxasVerbose);
 
  private:
   struct Variant {

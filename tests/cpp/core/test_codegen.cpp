@@ -181,6 +181,9 @@ TEST(CodegenTest, PtxasVerboseReportsRegisters) {
       "extern \"C\" __global__ void k(float* p) { p[threadIdx.x] *= 2.f; }";
   CompiledKernel quiet = compileWithNvrtc(src, "k", "sm_90");
   EXPECT_EQ(quiet.log.find("registers"), std::string::npos);
+  // Registers and spills are kept either way.
+  EXPECT_GT(quiet.registers, 0);
+  EXPECT_EQ(quiet.spillBytes, 0);
   testing::internal::CaptureStdout();
   CompiledKernel k = compileWithNvrtc(src, "k", "sm_90", true);
   const std::string printed = testing::internal::GetCapturedStdout();
