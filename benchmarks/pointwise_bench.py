@@ -103,12 +103,12 @@ def main():
     calls = 2000
     overhead_us = per_call_us(lambda: fd.execute([a]), calls)
     # Where it goes: argument checks (Python), the current stream, C++.
-    args = fd._prepare_execute([a], None, None, None)
-    stream = _current_stream(args[0])
+    prepared = fd._prepare_execute([a], None, None, None)
+    stream = _current_stream(prepared[0])
     split_us = {name: per_call_us(fn, calls) for name, fn in (
         ("checks", lambda: fd._prepare_execute([a], None, None, None)),
-        ("stream", lambda: _current_stream(args[0])),
-        ("cpp", lambda: fd._fusion.execute(*args, stream)))}
+        ("stream", lambda: _current_stream(prepared[0])),
+        ("cpp", lambda: fd._fusion.execute(*prepared, stream)))}
     rows.append(dict(name="execute() tiny tensor, per call", ms=overhead_us /
                      1e3, gbps=0.0, frac=0.0))
 
