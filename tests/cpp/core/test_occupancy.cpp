@@ -4,6 +4,7 @@
 
 #include "codegen/pointwise_codegen.h"
 #include "compiler/occupancy_tuner.h"
+#include "norm_fusions.h"
 #include "ops/arith.h"
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
@@ -21,19 +22,7 @@ TensorView* row(TensorView* w) {
   return expand(broadcast(w, {true, false}), {R, K});
 }
 
-// As benchmarks/norm_bench.py defines them, bf16 in and out.
-void softmax(Fusion& f) {
-  TensorView* x = defineTensor(f, {R, K}, DataType::BFloat16);
-  TensorView* xf = castOp(x, DataType::Float)->asTensor();
-  TensorView* m = reduction(ReductionOpType::Max, xf, {1}, false);
-  TensorView* e =
-      unaryOp(UnaryOpType::Exp, binaryOp(BinaryOpType::Sub, xf, full(m)))
-          ->asTensor();
-  TensorView* s = reduction(ReductionOpType::Sum, e, {1}, false);
-  f.addOutput(
-      castOp(binaryOp(BinaryOpType::Div, e, full(s)), DataType::BFloat16));
-}
-
+// As benchmarks/norm_bench.py defines it, bf16 in and out.
 void layerNorm(Fusion& f) {
   TensorView* x = defineTensor(f, {R, K}, DataType::BFloat16);
   TensorView* w = defineTensor(f, {K}, DataType::BFloat16);
@@ -66,7 +55,7 @@ TEST(OccupancyTest, ResidentBlocksByRegisters) {
 
 TEST(OccupancyTest, SoftmaxIsCappedForOneMoreBlockWithoutSpilling) {
   Fusion f;
-  softmax(f);
+  defineSoftmax(f, R, K);
   KernelSource ks = generatePointwiseKernel(f, "softmax", {});
   ASSERT_TRUE(ks.rowReduction);
   CompiledKernel plain = compileWithNvrtc(ks.code, ks.name, "sm_90");

@@ -4,6 +4,7 @@
 
 #include "codegen/pointwise_codegen.h"
 #include "compiler/nvrtc_compiler.h"
+#include "norm_fusions.h"
 #include "ops/arith.h"
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
@@ -104,17 +105,7 @@ TEST(ReductionCodegenTest, NormalizationsAreRowKernels) {
     return expand(broadcast(t, {false, true}), {R, K});
   };
   Fusion softmax;
-  {
-    TensorView* x = defineTensor(softmax, {R, K}, DataType::BFloat16);
-    TensorView* xf = castOp(x, DataType::Float)->asTensor();
-    TensorView* m = reduction(ReductionOpType::Max, xf, {1}, false);
-    TensorView* e =
-        unaryOp(UnaryOpType::Exp, binaryOp(BinaryOpType::Sub, xf, full(m)))
-            ->asTensor();
-    TensorView* s = reduction(ReductionOpType::Sum, e, {1}, false);
-    softmax.addOutput(
-        castOp(binaryOp(BinaryOpType::Div, e, full(s)), DataType::BFloat16));
-  }
+  defineSoftmax(softmax, R, K);
   KernelSource ks = compile(softmax);
   EXPECT_TRUE(ks.rowReduction);
   // max, then sum: the second uses the other buffer and needs no barrier

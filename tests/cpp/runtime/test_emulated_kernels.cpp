@@ -195,16 +195,23 @@ TEST(EmulatedKernelTest, SplitColumnSumAndMiddleAxisSums) {
   EXPECT_GE(checkEmulated(g, {at::randn({2, 3, 5, 16})}), 1u);
 }
 
+namespace {
+// sum over the first two dims of x * g, both Float [2, 2048, 64].
+TensorView* productSum(Fusion& f, bool keepdim) {
+  TensorView* x = defineTensor(f, {2, 2048, 64}, DataType::Float);
+  TensorView* g = defineTensor(f, {2, 2048, 64}, DataType::Float);
+  return reduction(ReductionOpType::Sum,
+                   binaryOp(BinaryOpType::Mul, x, g)->asTensor(), {0, 1},
+                   keepdim);
+}
+}  // namespace
+
 // A sum over 2 x 2048 rows into 64 values with an epilogue: split into
 // partial sums over 512 chunks (its own kernel) and the sum of the
 // partials with the epilogue (another).
 TEST(EmulatedKernelTest, LongReductionWithEpilogueIsSplit) {
   Fusion f;
-  TensorView* x = defineTensor(f, {2, 2048, 64}, DataType::Float);
-  TensorView* g = defineTensor(f, {2, 2048, 64}, DataType::Float);
-  TensorView* s =
-      reduction(ReductionOpType::Sum,
-                binaryOp(BinaryOpType::Mul, x, g)->asTensor(), {0, 1}, false);
+  TensorView* s = productSum(f, false);
   f.addOutput(castOp(unaryOp(UnaryOpType::Neg, s), DataType::Half));
   at::Tensor a = at::randn({2, 2048, 64});
   at::Tensor b = at::randn({2, 2048, 64});
@@ -218,12 +225,7 @@ TEST(EmulatedKernelTest, LongReductionWithEpilogueIsSplit) {
 // leaves the workspace zeroed).
 TEST(EmulatedKernelTest, WeightGradientIsSplitInOneKernel) {
   Fusion f;
-  TensorView* x = defineTensor(f, {2, 2048, 64}, DataType::Float);
-  TensorView* g = defineTensor(f, {2, 2048, 64}, DataType::Float);
-  TensorView* s =
-      reduction(ReductionOpType::Sum,
-                binaryOp(BinaryOpType::Mul, x, g)->asTensor(), {0, 1}, false);
-  f.addOutput(castOp(s, DataType::Half));
+  f.addOutput(castOp(productSum(f, false), DataType::Half));
   KernelSource ks = generatePointwiseKernel(f, "wgrad", {});
   EXPECT_GT(ks.workspaceBytes, 0);
   EXPECT_NE(ks.code.find("out0[col] = nvf_f2h(__ldcg(nvf_acc + col));"),
@@ -233,12 +235,8 @@ TEST(EmulatedKernelTest, WeightGradientIsSplitInOneKernel) {
   EXPECT_EQ(checkEmulated(f, {a, b}, 2e-3, reductionSplitter()), 1u);
   // As autograd writes it: a keepdim sum, cast, viewed as the weight.
   Fusion k;
-  TensorView* kx = defineTensor(k, {2, 2048, 64}, DataType::Float);
-  TensorView* kg = defineTensor(k, {2, 2048, 64}, DataType::Float);
-  TensorView* ks2 =
-      reduction(ReductionOpType::Sum,
-                binaryOp(BinaryOpType::Mul, kx, kg)->asTensor(), {0, 1}, true);
-  k.addOutput(reshape(castOp(ks2, DataType::Half)->asTensor(), {64}));
+  k.addOutput(
+      reshape(castOp(productSum(k, true), DataType::Half)->asTensor(), {64}));
   EXPECT_GT(generatePointwiseKernel(k, "wgrad", {}).workspaceBytes, 0);
   EXPECT_EQ(checkEmulated(k, {a, b}, 2e-3, reductionSplitter()), 1u);
 }
