@@ -65,29 +65,28 @@ std::string PointwiseKernelGenerator::familyBody(const OutputFamily& family,
     line(indexType_ + " " + name + " = " + expr + ";");
     loopIdx.push_back(Ix{name, v > 1 && d + 1 == loop.size()});
   }
-  for (size_t o : family.outputs) {
-    const TensorView* tv = fusion_.outputs()[o]->asTensor();
+  // A tensor of the family's non-size-1 dims, at the loop indices.
+  auto indexOf = [&](const Val* t) {
     Index idx;
     size_t next = 0;
-    for (int64_t s : concreteShape(tv)) {
+    for (int64_t s : concreteShape(t->asTensor())) {
       idx.push_back(s == 1 ? Ix{"0", false} : loopIdx[next++]);
     }
+    return idx;
+  };
+  for (size_t o : family.outputs) {
+    const TensorView* tv = fusion_.outputs()[o]->asTensor();
     const std::string out = "out" + std::to_string(o);
     if (split_ > 1) {  // this chunk's partial sums, combined by the block
-      // The sum has the output's non-size-1 dims, in the same order.
-      Index sumIdx;
-      size_t nextSum = 0;
-      for (int64_t s : concreteShape(splitSum_->asTensor())) {
-        sumIdx.push_back(s == 1 ? Ix{"0", false} : loopIdx[nextSum++]);
-      }
-      Value x = valueAt(splitSum_, sumIdx);
+      // (the sum has the output's non-size-1 dims, in the same order)
+      Value x = valueAt(splitSum_, indexOf(splitSum_));
       line(x.lane ? "#pragma unroll\n" + std::string(indent_, ' ') +
                         "for (int u = 0; u < " + std::to_string(v) +
                         "; ++u) nvf_p[u] = " + x.name + "[u];"
                   : "nvf_p[0] = " + x.name + ";");
       continue;
     }
-    Value x = valueAt(tv, idx);
+    Value x = valueAt(tv, indexOf(tv));
     if (v == 1) {
       line(out + "[i] = " + x.name + ";");
       continue;
