@@ -99,7 +99,31 @@ std::string PointwiseKernelGenerator::familyBody(const OutputFamily& family,
   return body_.str();
 }
 
+void PointwiseKernelGenerator::findStreamedInputs() {
+  int64_t largest = 0;
+  for (const Val* v : fusion_.vals()) {
+    if (v->isTensor()) {
+      largest = std::max(largest, numel(v->asTensor()));
+    }
+  }
+  for (size_t i = 0; i < fusion_.inputs().size(); ++i) {
+    const Val* in = fusion_.inputs()[i];
+    if (!in->isTensor()) {
+      continue;
+    }
+    std::vector<int64_t> shape = concreteShape(in->asTensor());
+    int64_t distinct = 1;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      distinct *= layouts_[i].strides[d] == 0 ? 1 : shape[d];
+    }
+    if (distinct == largest) {
+      streamed_.insert(in->asTensor());
+    }
+  }
+}
+
 KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
+  findStreamedInputs();
   KernelSource ks;
   ks.name = name;
   std::ostringstream params;
@@ -271,8 +295,9 @@ int64_t PointwiseKernelGenerator::splitFactor(const OutputFamily& fam) {
   if (factor < 2) {
     return 1;
   }
-  // Chunks of a multiple of 8 rows: the unrolled loop has no remainder
-  // when the rows divide evenly.
+  // Chunks of a multiple of 8 rows: each thread's share of the rows is
+  // then a multiple of 8 (no remainder in the unrolled loop) when they
+  // divide evenly.
   splitChunk_ = ((rows + factor - 1) / factor + 7) / 8 * 8;
   return (rows + splitChunk_ - 1) / splitChunk_;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -87,19 +88,29 @@ class PointwiseKernelGenerator {
   KernelSource generate(const std::string& name);
 
  private:
+  // Fills streamed_: inputs with as many distinct elements as the fusion's
+  // largest tensor (its iteration space).
+  void findStreamedInputs();
   KernelSource generateRows(KernelSource ks, const RowReductionPlan& plan,
                             const std::string& params, int64_t maxInBytes);
   // Chunks of the reduced rows for a lone sum with few outputs (1: none);
   // sets splitChunk_, splitAxis_ and splitSum_.
   int64_t splitFactor(const OutputFamily& fam);
-  // The kernel of a split sum around `body` (the partial sums `nvf_p` of
-  // chunk `c` at element `i`): a block takes a tile of vectors x up to
-  // kSplitBlock / kSplitTileVectors chunks and combines the chunks in
-  // shared memory; where a column has several tiles, each adds one value
-  // per element to the workspace and the last writes the column out
-  // (pointwise_reduction.cpp).
+  // The kernel of a split sum around `body` (the partial sums `nvf_p` at
+  // element `i` of the rows nvf_rb, nvf_rb + splitRowStride(), ...): a
+  // block takes a tile of vectors x up to kSplitBlock / kSplitTileVectors
+  // threads per vector and combines their sums in shared memory; where a column has several
+  // tiles, each adds one value per element to the workspace and the last writes
+  // the column out (pointwise_reduction.cpp).
   KernelSource generateSplit(KernelSource ks, const std::string& params,
                              const std::string& body);
+  // Chunks a block of a split sum takes: up to kSplitBlock /
+  // kSplitTileVectors, but no more than there are (a block of 8 warps for
+  // 2 chunks would idle 6); the block's other threads take more vectors.
+  int64_t splitChunksPerBlock() const;
+  // Threads that sum each vector of a split sum: each takes one row in
+  // this many (chunks rounded up to whole blocks).
+  int64_t splitRowStride() const;
   // Threads a split reduction aims for (about 8 per core of an H200).
   static constexpr int64_t kSplitThreads = 132 * 1024;
   static constexpr int64_t kSplitBlock = 256;
@@ -192,6 +203,9 @@ class PointwiseKernelGenerator {
   int64_t splitChunk_ = 0;         // reduced rows per chunk
   int64_t splitAxis_ = -1;         // that dim, of the sum's input
   const Val* splitSum_ = nullptr;  // the sum (the output, or cast to it)
+  // Inputs a split sum reads once per element: its vector loads of them
+  // skip L1.
+  std::set<const TensorView*> streamed_;
 };
 
 }  // namespace pointwise_detail

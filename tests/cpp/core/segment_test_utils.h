@@ -20,6 +20,11 @@ inline size_t countOf(const std::string& s, const std::string& what) {
   return n;
 }
 
+// Vector loads in generated code, streamed (read-once) or not.
+inline size_t vectorLoads(const std::string& code) {
+  return countOf(code, "nvf_vload(v") + countOf(code, "nvf_vload_stream(v");
+}
+
 // Options for a forwarding policy; horizontal fusion stays on unless
 // `horizontal` is false (to look at forwarding alone).
 inline Options policyOptions(ForwardingPolicy p, bool horizontal = true) {

@@ -32,7 +32,7 @@ TEST(ReductionCodegenTest, MiddleAxisSumLoopsInsideTheThread) {
   EXPECT_EQ(ks.families[0].numel, 2 * 8 * 16 * 64);
   EXPECT_EQ(ks.families[0].vectorWidth, 8);  // along the kept innermost dim
   EXPECT_EQ(countOf(ks.code, "< 4; ++r"), 1u);
-  EXPECT_EQ(countOf(ks.code, "nvf_vload(v"), 1u);  // inside the loop
+  EXPECT_EQ(vectorLoads(ks.code), 1u);  // inside the loop
 }
 
 TEST(ReductionCodegenTest, EveryReductionKindCompiles) {
@@ -72,7 +72,7 @@ TEST(ReductionCodegenTest, RowReductionUsesOneBlockPerRow) {
   // 512 vectors of 8 lanes: 4 per thread in registers, 128 threads.
   EXPECT_EQ(ks.block, 128);
   EXPECT_NE(ks.code.find("k3 = threadIdx.x * 8 + 3072;"), std::string::npos);
-  EXPECT_EQ(countOf(ks.code, "nvf_vload(v"), 4u);
+  EXPECT_EQ(vectorLoads(ks.code), 4u);
   // One block reduction, the row's first: it waits for the buffer.
   EXPECT_EQ(countOf(ks.code, "nvf_block_reduce<true>("), 1u);
   EXPECT_EQ(countOf(ks.code, "nvf_block_reduce<false>("), 0u);
@@ -143,7 +143,8 @@ TEST(ReductionCodegenTest, NormalizationsAreRowKernels) {
                          DataType::Half));
   }
   ks = compile(rms);
-  // x is loaded once and kept in registers for the output; w once.
+  // x is loaded once and kept in registers for the output; w once. Row
+  // kernels load through L1 (skipping it made RMS norm slower).
   EXPECT_EQ(countOf(ks.code, "nvf_vload(v"), 2u);
   // 128 threads x 8 lanes cover the row exactly: no masked vectors.
   EXPECT_EQ(ks.code.find("const bool active"), std::string::npos);
@@ -214,11 +215,17 @@ TEST(ReductionCodegenTest, ColumnSumWithFewColumnsIsSplit) {
   EXPECT_EQ(ks.workspaceBytes, 1024 * 4 + 4 * 4);
   EXPECT_TRUE(ks.blockPerSlot);
   EXPECT_EQ(ks.families[0].vectorWidth, 8);  // 16-byte loads of bf16
-  // 1024 chunks of 64 rows (no remainder), 128 vectors: tiles of 32
-  // vectors x 8 chunks, one block each, combined in shared memory.
+  // 1024 chunks of 64 rows, 128 vectors: tiles of 32 vectors x 8 threads
+  // per vector, one block each, combined in shared memory. The 1024 threads
+  // of a vector take the rows in turns, the grid walking them together.
   EXPECT_EQ(ks.slots, 4 * 128);
   EXPECT_EQ(ks.block, 256);
-  EXPECT_NE(ks.code.find("r5 = c * 64; r5 < (c + 1) * 64;"), std::string::npos);
+  EXPECT_NE(ks.code.find("nvf_rb = (tile / 4) * 8 + threadIdx.x / 32;"),
+            std::string::npos);
+  EXPECT_NE(ks.code.find("r5 = nvf_rb; r5 < 65536; r5 += 1024"),
+            std::string::npos);
+  EXPECT_NE(ks.code.find("nvf_vload_stream(v6, in0 + (r5 * 1024 + i0));"),
+            std::string::npos);
   // One add per element and tile, one count per tile; the 128th tile of a
   // column writes it out.
   EXPECT_NE(ks.code.find("atomicAdd(nvf_acc + col, s)"), std::string::npos);
@@ -239,6 +246,29 @@ TEST(ReductionCodegenTest, ColumnSumWithFewColumnsIsSplit) {
   TensorView* z = defineTensor(h, {65536, 1024}, DataType::Float);
   h.addOutput(reduction(ReductionOpType::Max, z, {0}, false));
   EXPECT_EQ(compile(h).workspaceBytes, 0);
+}
+
+// A split sum's loads skip L1 only for inputs it reads once per element:
+// x, not the per-column scale every row reads again.
+TEST(ReductionCodegenTest, SplitSumStreamsOnlyInputsReadOnce) {
+  Fusion f;
+  TensorView* x = defineTensor(f, {65536, 1024}, DataType::BFloat16);
+  TensorView* w = defineTensor(f, {1024}, DataType::BFloat16);
+  TensorView* p = binaryOp(BinaryOpType::Mul, x,
+                           expand(broadcast(w, {true, false}), {65536, 1024}))
+                      ->asTensor();
+  f.addOutput(reduction(ReductionOpType::Sum, p, {0}, false));
+  KernelSource ks = compile(f);
+  EXPECT_GT(ks.workspaceBytes, 0);
+  EXPECT_EQ(countOf(ks.code, "nvf_vload_stream(v"), 1u);
+  EXPECT_EQ(countOf(ks.code, "nvf_vload(v"), 1u);
+  // The streamed load moves with the row, w's load does not.
+  const size_t streamed = ks.code.find("nvf_vload_stream(v");
+  EXPECT_EQ(ks.code.substr(ks.code.find(',', streamed), 8), ", in0 + ");
+  EXPECT_NE(ks.code.find(" * 1024 + i0));", streamed), std::string::npos);
+  const size_t plain = ks.code.find("nvf_vload(v");
+  EXPECT_EQ(ks.code.substr(ks.code.find(',', plain), 9), ", in1 + i")
+      << ks.code.substr(plain, 40);
 }
 
 }  // namespace nvfuser

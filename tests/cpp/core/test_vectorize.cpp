@@ -37,7 +37,7 @@ TEST(VectorizeTest, DenseBf16UsesSixteenByteAccesses) {
   ASSERT_EQ(ks.families.size(), 1u);
   EXPECT_EQ(ks.families[0].vectorWidth, 8);
   EXPECT_EQ(ks.slots, 4 * 64 / 8);
-  EXPECT_EQ(countOf(ks.code, "nvf_vload(v"), 1u);
+  EXPECT_EQ(vectorLoads(ks.code), 1u);
   EXPECT_EQ(countOf(ks.code, "nvf_vstore(out0"), 1u);
   // The float result goes back to bf16 two lanes per instruction.
   EXPECT_EQ(countOf(ks.code, "nvf_f2b_lanes(v"), 1u);
@@ -59,7 +59,7 @@ TEST(VectorizeTest, DisabledGivesOneElementPerThread) {
   options.vectorize = false;
   KernelSource ks = generateAndCompile(f, {}, options);
   EXPECT_EQ(ks.families[0].vectorWidth, 1);
-  EXPECT_EQ(countOf(ks.code, "nvf_vload(v"), 0u);
+  EXPECT_EQ(vectorLoads(ks.code), 0u);
 }
 
 TEST(VectorizeTest, TransposedInputIsGathered) {
@@ -68,7 +68,7 @@ TEST(VectorizeTest, TransposedInputIsGathered) {
   // Column-major storage: consecutive lanes are 4 elements apart.
   KernelSource ks = generateAndCompile(f, {TensorLayout{{1, 4}, true}});
   EXPECT_EQ(ks.families[0].vectorWidth, 8);  // the store stays vectorized
-  EXPECT_EQ(countOf(ks.code, "nvf_vload(v"), 0u);
+  EXPECT_EQ(vectorLoads(ks.code), 0u);
   EXPECT_NE(ks.code.find("+ u * 4]"), std::string::npos);
   EXPECT_EQ(countOf(ks.code, "nvf_vstore(out0"), 1u);
 }
@@ -77,14 +77,14 @@ TEST(VectorizeTest, MisalignedInputIsReadElementwise) {
   Fusion f;
   scaleFusion(f, 4, 64);
   KernelSource ks = generateAndCompile(f, {TensorLayout{{64, 1}, false}});
-  EXPECT_EQ(countOf(ks.code, "nvf_vload(v"), 0u);
+  EXPECT_EQ(vectorLoads(ks.code), 0u);
   EXPECT_NE(ks.code.find("+ u]"), std::string::npos);
   // A row stride that is not a multiple of 8 breaks alignment too.
   Fusion g;
   TensorView* x = defineTensor(g, {4, 64}, DataType::BFloat16);
   g.addOutput(unaryOp(UnaryOpType::Neg, x));
   KernelSource ks2 = generateAndCompile(g, {TensorLayout{{66, 1}, true}});
-  EXPECT_EQ(countOf(ks2.code, "nvf_vload(v"), 0u);
+  EXPECT_EQ(vectorLoads(ks2.code), 0u);
 }
 
 TEST(VectorizeTest, BroadcastInputIsLoadedOncePerVector) {
@@ -95,7 +95,8 @@ TEST(VectorizeTest, BroadcastInputIsLoadedOncePerVector) {
   f.addOutput(binaryOp(BinaryOpType::Add, x, b));
   KernelSource ks = generateAndCompile(f);
   EXPECT_EQ(ks.families[0].vectorWidth, 4);               // 16 bytes of float
-  EXPECT_EQ(countOf(ks.code, "nvf_vload(v"), 1u);         // x only
+  EXPECT_EQ(vectorLoads(ks.code), 1u);                    // x only
+  EXPECT_EQ(countOf(ks.code, "nvf_vload_stream(v"), 0u);  // not a split sum
   EXPECT_NE(ks.code.find("in1[i0]"), std::string::npos);  // one scalar load
 }
 
@@ -105,7 +106,7 @@ TEST(VectorizeTest, UnalignedSliceStartNarrowsTheVector) {
   f.addOutput(slice(x, {0, 4}, {4, 68}, {}));  // start 4: 8-byte aligned
   KernelSource ks = generateAndCompile(f);
   EXPECT_EQ(ks.families[0].vectorWidth, 4);
-  EXPECT_EQ(countOf(ks.code, "nvf_vload(v"), 1u);
+  EXPECT_EQ(vectorLoads(ks.code), 1u);
   Fusion g;
   TensorView* y = defineTensor(g, {4, 65}, DataType::BFloat16);
   g.addOutput(slice(y, {0, 1}, {4, 65}, {}));  // start 1: scalar
@@ -133,7 +134,7 @@ TEST(VectorizeTest, RotateHalfKeepsVectorsOnOneSideOfTheCat) {
   f.addOutput(castOp(rot, DataType::BFloat16));
   KernelSource ks = generateAndCompile(f);
   EXPECT_EQ(ks.families[0].vectorWidth, 8);
-  EXPECT_EQ(countOf(ks.code, "nvf_vload(v"), 2u);  // one per cat branch
+  EXPECT_EQ(vectorLoads(ks.code), 2u);  // one per cat branch
   EXPECT_NE(ks.code.find("if (i3 < 64)"), std::string::npos);
 }
 
@@ -143,7 +144,7 @@ TEST(VectorizeTest, MergeReshapeKeepsLanesWhenInnerExtentDivides) {
   f.addOutput(reshape(permute(x, {1, 0, 2}), {8, 32}));
   KernelSource ks = generateAndCompile(f);
   EXPECT_EQ(ks.families[0].vectorWidth, 8);
-  EXPECT_EQ(countOf(ks.code, "nvf_vload(v"), 1u);
+  EXPECT_EQ(vectorLoads(ks.code), 1u);
   // A split reshape whose inner extent (6) the width does not divide.
   Fusion g;
   TensorView* y = defineTensor(g, {4, 24}, DataType::Half);
