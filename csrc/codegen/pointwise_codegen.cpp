@@ -123,7 +123,6 @@ void PointwiseKernelGenerator::findStreamedInputs() {
 }
 
 KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
-  findStreamedInputs();
   KernelSource ks;
   ks.name = name;
   std::ostringstream params;
@@ -223,6 +222,7 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
     fam.slots = fam.numel / v;
     split_ = splitFactor(fam);
     if (split_ > 1) {  // a lone sum: the only family
+      findStreamedInputs();
       body = widestProvenBody(v, inner, generateFamily);  // chunked loops
       fam.vectorWidth = v;
       fam.slots = fam.numel / v;

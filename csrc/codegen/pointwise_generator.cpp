@@ -127,9 +127,10 @@ Value PointwiseKernelGenerator::load(const TensorView* tv, const Index& idx) {
   }
   Value v = declare(tv->dtype(), true);
   if (laneStride == 1 && uniformAligned && layout.aligned) {
-    // Only split sums: pointwise kernels that read an element twice
-    // (rotate-half RoPE) and row kernels got slower on an H200.
-    const bool stream = split_ > 1 && streamed_.count(tv) > 0;
+    // Split sums only (streamed_ is empty otherwise): pointwise kernels
+    // that read an element twice (rotate-half RoPE) and row kernels got
+    // slower on an H200.
+    const bool stream = streamed_.count(tv) > 0;
     line(std::string(stream ? "nvf_vload_stream(" : "nvf_vload(") + v.name +
          ", " + p + " + " + paren(offset) + ");");
   } else {

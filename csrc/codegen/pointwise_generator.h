@@ -88,8 +88,8 @@ class PointwiseKernelGenerator {
   KernelSource generate(const std::string& name);
 
  private:
-  // Fills streamed_: inputs with as many distinct elements as the fusion's
-  // largest tensor (its iteration space).
+  // Fills streamed_ (split sums): inputs with as many distinct elements as
+  // the fusion's largest tensor (its iteration space).
   void findStreamedInputs();
   KernelSource generateRows(KernelSource ks, const RowReductionPlan& plan,
                             const std::string& params, int64_t maxInBytes);
@@ -99,9 +99,9 @@ class PointwiseKernelGenerator {
   // The kernel of a split sum around `body` (the partial sums `nvf_p` at
   // element `i` of the rows nvf_rb, nvf_rb + splitRowStride(), ...): a
   // block takes a tile of vectors x up to kSplitBlock / kSplitTileVectors
-  // threads per vector and combines their sums in shared memory; where a column has several
-  // tiles, each adds one value per element to the workspace and the last writes
-  // the column out (pointwise_reduction.cpp).
+  // threads per vector and combines their sums in shared memory; where a
+  // column has several tiles, each adds one value per element to the
+  // workspace and the last writes the column out (pointwise_reduction.cpp).
   KernelSource generateSplit(KernelSource ks, const std::string& params,
                              const std::string& body);
   // Chunks a block of a split sum takes: up to kSplitBlock /
