@@ -298,8 +298,8 @@ int64_t PointwiseKernelGenerator::splitFactor(const OutputFamily& fam) {
   // Chunks of a multiple of 8 rows: each thread's share of the rows is
   // then a multiple of 8 (no remainder in the unrolled loop) when they
   // divide evenly.
-  splitChunk_ = ((rows + factor - 1) / factor + 7) / 8 * 8;
-  return (rows + splitChunk_ - 1) / splitChunk_;
+  const int64_t chunk = ((rows + factor - 1) / factor + 7) / 8 * 8;
+  return (rows + chunk - 1) / chunk;
 }
 
 KernelSource PointwiseKernelGenerator::generateRows(

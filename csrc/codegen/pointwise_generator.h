@@ -94,7 +94,7 @@ class PointwiseKernelGenerator {
   KernelSource generateRows(KernelSource ks, const RowReductionPlan& plan,
                             const std::string& params, int64_t maxInBytes);
   // Chunks of the reduced rows for a lone sum with few outputs (1: none);
-  // sets splitChunk_, splitAxis_ and splitSum_.
+  // sets splitAxis_ and splitSum_.
   int64_t splitFactor(const OutputFamily& fam);
   // The kernel of a split sum around `body` (the partial sums `nvf_p` at
   // element `i` of the rows nvf_rb, nvf_rb + splitRowStride(), ...): a
@@ -200,7 +200,6 @@ class PointwiseKernelGenerator {
   int64_t rowReductions_ = 0;      // block reductions emitted in this row
   std::vector<RowChunk> persistentChunks_;
   int64_t split_ = 1;              // chunks of the split reduced dim
-  int64_t splitChunk_ = 0;         // reduced rows per chunk
   int64_t splitAxis_ = -1;         // that dim, of the sum's input
   const Val* splitSum_ = nullptr;  // the sum (the output, or cast to it)
   // Inputs a split sum reads once per element: its vector loads of them

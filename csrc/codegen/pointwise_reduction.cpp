@@ -106,8 +106,8 @@ Index PointwiseKernelGenerator::openReductionLoops(
       step = r + " += " + std::to_string(splitRowStride());
     }
     // Unrolled so several iterations' loads are in flight together: 8 for
-    // long loops (a split chunk is a multiple of 8 rows), which are the
-    // ones with few threads per byte.
+    // long loops (a split thread's share is a multiple of 8 rows when the
+    // rows divide evenly), which are the ones with few threads per byte.
     line(shape[d] >= kDeepUnrollRows || chunked ? "#pragma unroll 8"
                                                 : "#pragma unroll 4");
     line("for (" + indexType_ + " " + r + " = " + begin + "; " + r + " < " +
@@ -210,7 +210,7 @@ KernelSource PointwiseKernelGenerator::generateSplit(KernelSource ks,
   const int64_t width = kSplitBlock / perBlock;  // vectors per tile
   const int64_t tileElems = width * v;
   const int64_t colTiles = (fam.slots + width - 1) / width;
-  const int64_t chunkTiles = (split_ + perBlock - 1) / perBlock;
+  const int64_t chunkTiles = splitRowStride() / perBlock;
   ks.slots = colTiles * chunkTiles;
   ks.block = kSplitBlock;
   ks.blockPerSlot = true;
