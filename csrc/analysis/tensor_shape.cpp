@@ -39,6 +39,17 @@ std::vector<int64_t> shapeWithoutOnes(const TensorView* tv) {
   return out;
 }
 
+std::vector<Extent> extentsWithoutKnownOnes(const TensorView* tv) {
+  std::vector<Extent> out;
+  for (const IterDomain& id : tv->noReductions()) {
+    Extent e = tv->fusion()->canonical(id.logicalExtent());
+    if (!(e.isConst() && e.value == 1)) {
+      out.push_back(e);
+    }
+  }
+  return out;
+}
+
 bool replicatesInput(const Expr* e, const Val* in) {
   if (e->type() == ExprType::Cat || e->type() == ExprType::Pad ||
       !in->isTensor()) {

@@ -1,4 +1,5 @@
-// Sizes of tensors of a concrete fusion (every extent constant).
+// Sizes of tensors: of a concrete fusion (every extent constant), and the
+// symbolic extents of any fusion.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,11 @@ int64_t numel(const TensorView* tv);
 int64_t denseBytes(const TensorView* tv);
 // The sizes with every size-1 dim removed.
 std::vector<int64_t> shapeWithoutOnes(const TensorView* tv);
+// The canonical logical extents without reduction dims and without the dims
+// known to be 1; works on symbolic fusions too (a symbolic extent is kept,
+// it may or may not be 1 once bound). On a concrete fusion it lists the same
+// sizes as shapeWithoutOnes.
+std::vector<Extent> extentsWithoutKnownOnes(const TensorView* tv);
 
 // Whether `e` reads some element of its input `in` for more than one of its
 // output elements (a broadcast made real by expand, an implicit broadcast in

@@ -135,62 +135,14 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
                       cc + " * (" + cb + " - " + ca + ") : " + cb + " - (" +
                       cb + " - " + ca + ") * (" + one + " - " + cc + "))");
     }
-    case ExprType::Broadcast: {
-      const auto& mask = exprAs<BroadcastOp>(e)->isBroadcastDim();
-      Index in;
-      for (size_t d = 0; d < mask.size(); ++d) {
-        if (!mask[d]) {
-          in.push_back(idx[d]);
-        }
-      }
-      return valueAt(e->input(0), in);
-    }
+    case ExprType::Broadcast:
     case ExprType::Expand:
     case ExprType::LoadStore:
-      return valueAt(e->input(0), operandIndex(e->input(0)->asTensor(), idx));
-    case ExprType::Permute: {
-      const auto& perm = exprAs<PermuteOp>(e)->perm();
-      Index in(perm.size());
-      for (size_t i = 0; i < perm.size(); ++i) {
-        in[perm[i]] = idx[i];
-      }
-      return valueAt(e->input(0), in);
-    }
-    case ExprType::Squeeze: {
-      const auto& mask = exprAs<SqueezeOp>(e)->isSqueezed();
-      Index in;
-      size_t next = 0;
-      for (bool squeezed : mask) {
-        in.push_back(squeezed ? Ix{"0", false} : idx[next++]);
-      }
-      return valueAt(e->input(0), in);
-    }
-    case ExprType::Reshape: {
-      const TensorView* inTv = e->input(0)->asTensor();
-      return valueAt(inTv, reshapeIndex(concreteShape(v->asTensor()),
-                                        concreteShape(inTv), idx));
-    }
-    case ExprType::Slice: {
-      const auto& ranges = exprAs<SliceOp>(e)->ranges();
-      Index in;
-      for (size_t d = 0; d < ranges.size(); ++d) {
-        Ix i = idx[d];
-        if (i.lane && ranges[d].step != 1) {
-          throw NotVectorizable{"a strided slice of a vector lane"};
-        }
-        if (i.lane) {
-          requireAligned(ranges[d].start, "a slice start");
-        }
-        if (ranges[d].step != 1) {
-          i.e = "(" + paren(i.e) + " * " + std::to_string(ranges[d].step) + ")";
-        }
-        if (ranges[d].start != 0) {
-          i.e = "(" + i.e + " + " + std::to_string(ranges[d].start) + ")";
-        }
-        in.push_back(i);
-      }
-      return valueAt(e->input(0), operandIndex(e->input(0)->asTensor(), in));
-    }
+    case ExprType::Permute:
+    case ExprType::Squeeze:
+    case ExprType::Reshape:
+    case ExprType::Slice:
+      return valueAt(e->input(0), remappedIndex(e, v, idx));
     case ExprType::Pad: {
       const auto& widths = exprAs<PadOp>(e)->widths();
       const TensorView* inTv = e->input(0)->asTensor();

@@ -165,10 +165,17 @@ Value PointwiseKernelGenerator::valueAt(const Val* v, const Index& idx) {
       return scalar(v);
     }
   }
-  const std::string key = v->ref() + "@" + keyOf(idx);
-  if (const Value* hit = cached(key)) {
+  if (const Value* hit = cached(valueKey(v, idx))) {
     return *hit;
   }
+  if (!(v->isTensor() && paramName_.count(v)) && v->definition() != nullptr) {
+    computeOperandsFirst(v, idx);
+  }
+  return computeAndCache(v, idx);
+}
+
+Value PointwiseKernelGenerator::computeAndCache(const Val* v,
+                                                const Index& idx) {
   Value var;
   if (v->isTensor() && paramName_.count(v)) {
     var = load(v->asTensor(), operandIndex(v->asTensor(), idx));
@@ -176,7 +183,7 @@ Value PointwiseKernelGenerator::valueAt(const Val* v, const Index& idx) {
     NVF_ASSERT(v->definition() != nullptr, "no definition for ", v->ref());
     var = compute(v->definition(), v, idx);
   }
-  scopes_.back()[key] = var;
+  scopes_.back()[valueKey(v, idx)] = var;
   return var;
 }
 

@@ -138,7 +138,33 @@ class PointwiseKernelGenerator {
   // The index of a tensor whose non-size-1 dims are rows (+ inner).
   Index rowIndex(const TensorView* tv, const Index& inner) const;
   Value valueAt(const Val* v, const Index& idx);
+  // compute() of v's definition, cached in the current scope.
+  Value computeAndCache(const Val* v, const Index& idx);
   Value compute(const Expr* e, const Val* v, const Index& idx);
+  static std::string valueKey(const Val* v, const Index& idx) {
+    return v->ref() + "@" + keyOf(idx);
+  }
+  // A value at an index that compute() will ask for.
+  struct Request {
+    const Val* v;
+    Index idx;
+  };
+  // Ops that only move elements: their operand at remappedIndex() is their
+  // value (pointwise_operands.cpp).
+  static bool isRemap(const Expr* e);
+  Index remappedIndex(const Expr* e, const Val* v, const Index& idx);
+  Index slicedIndex(const SliceOp* s, const Index& idx) const;
+  // What compute(e, v, idx) reads before emitting e's own code, in order;
+  // nothing for exprs that read inside branches or loops (pad, cat,
+  // reductions).
+  std::vector<Request> eagerOperands(const Expr* e, const Val* v,
+                                     const Index& idx);
+  // Cached, a parameter, a constant, or an input: nothing to compute.
+  bool isReady(const Val* v, const Index& idx) const;
+  // Computes v's eager operands, theirs first, with an explicit stack, so
+  // compute(v) finds them cached: the generator's recursion depth does not
+  // grow with chains of elementwise ops.
+  void computeOperandsFirst(const Val* v, const Index& idx);
   Value scalar(const Val* v);
   Value operand(const Val* v, const Index& idx);
   Index operandIndex(const TensorView* tv, const Index& idx) const;

@@ -20,9 +20,11 @@ bool isCastOrUnitView(const Expr* e) {
       exprAs<SqueezeOp>(e) == nullptr) {
     return false;
   }
+  // Extents rather than sizes: the reduction splitter asks this of the
+  // symbolic fusion while concretizing it (keepdim sums of [-1, -1] inputs).
   return e->input(0)->isTensor() && e->output(0)->isTensor() &&
-         shapeWithoutOnes(e->input(0)->asTensor()) ==
-             shapeWithoutOnes(e->output(0)->asTensor());
+         extentsWithoutKnownOnes(e->input(0)->asTensor()) ==
+             extentsWithoutKnownOnes(e->output(0)->asTensor());
 }
 
 const Val* beforeCastsAndUnitViews(const Val* out) {

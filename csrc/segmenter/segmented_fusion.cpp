@@ -74,6 +74,8 @@ std::string SegmentedFusion::toDot() const {
   auto node = [](const Expr* e, const SegmentedGroup& g) {
     return "e" + std::to_string(e->position()) + "_g" + std::to_string(g.id);
   };
+  // The body expr (of any group) that produces each value, so each edge
+  // costs a lookup, not a scan of every group (quadratic at 100k ops).
   std::map<const Val*, std::string> producedBy;
   for (const SegmentedGroup& g : groups_) {
     os << "  subgraph cluster_" << g.id << " {\n    label=\"g" << g.id << " ("
@@ -81,11 +83,11 @@ std::string SegmentedFusion::toDot() const {
     for (const Expr* e : g.prologue) {
       os << "    " << node(e, g) << " [label=\"" << e->opName() << " -> "
          << e->output(0)->ref() << "\", style=dashed];\n";
-      producedBy[e->output(0)] = node(e, g);
     }
     for (const Expr* e : g.body) {
       os << "    " << node(e, g) << " [label=\"" << e->opName() << " -> "
          << e->output(0)->ref() << "\"];\n";
+      producedBy[e->output(0)] = node(e, g);
     }
     os << "  }\n";
   }
@@ -108,17 +110,13 @@ std::string SegmentedFusion::toDot() const {
         }
         std::string from;
         auto it = local.find(in);
+        auto producer = producedBy.find(in);
         if (it != local.end()) {
           from = it->second;
+        } else if (producer != producedBy.end()) {
+          from = producer->second;
         } else {
           from = "in_" + in->ref();
-          for (const SegmentedGroup& p : groups_) {
-            for (const Expr* pe : p.body) {
-              if (pe->output(0) == in) {
-                from = node(pe, p);
-              }
-            }
-          }
         }
         os << "  " << from << " -> " << node(e, g) << " [label=\"" << in->ref()
            << "\"];\n";

@@ -28,9 +28,16 @@ def _execute_and_compile(self, inputs, **kwargs):
     return outputs
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "no_nvrtc: execute without compiling the kernels with "
+        "NVRTC (fusions too large for NVRTC to be worth the CI time)")
+
+
 @pytest.fixture(autouse=True)
-def compile_every_kernel(monkeypatch):
-    monkeypatch.setattr(FusionDefinition, "execute", _execute_and_compile)
+def compile_every_kernel(request, monkeypatch):
+    if request.node.get_closest_marker("no_nvrtc") is None:
+        monkeypatch.setattr(FusionDefinition, "execute", _execute_and_compile)
 
 
 @pytest.fixture(params=["cpu"] + (["cuda"] if HAS_GPU else []))

@@ -13,6 +13,7 @@
 #include "scheduler/reduction_split.h"
 #include "segmenter/segment_candidate_finder.h"
 #include "segmenter/segmentation_checker.h"
+#include "symbolic_twin.h"
 
 namespace nvfuser {
 
@@ -44,7 +45,12 @@ FuzzOutcome runFuzzCase(uint64_t seed, int maxOps, bool compileKernels,
   const at::Device device = cuda ? at::Device(at::kCUDA, 0) : at::kCPU;
   FuzzOutcome out;
   RandomFusion rf = makeRandomFusion(seed, maxOps);
-  out.reproducer = fusionToPython(*rf.fusion);
+  // Users define symbolic sizes: run through the symbolic twin where the
+  // ops allow it, so concretization binds the sizes as it does for them.
+  std::unique_ptr<Fusion> twin = symbolicTwin(*rf.fusion, seed);
+  out.symbolic = twin != nullptr;
+  const Fusion& defined = twin ? *twin : *rf.fusion;
+  out.reproducer = fusionToPython(defined);
   std::vector<InputDescriptor> descs;
   std::vector<RuntimeArg> args;
   at::manual_seed(static_cast<uint64_t>(seed));
@@ -63,7 +69,7 @@ FuzzOutcome runFuzzCase(uint64_t seed, int maxOps, bool compileKernels,
   ConcreteFusion concrete;
   try {
     // As the runtime concretizes: long reductions split in two.
-    concrete = concretize(*rf.fusion, descs, reductionSplitter());
+    concrete = concretize(defined, descs, reductionSplitter());
   } catch (const Error& e) {
     out.problems.push_back(std::string("concretize failed: ") + e.what());
     return out;

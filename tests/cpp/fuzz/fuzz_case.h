@@ -15,6 +15,7 @@ struct FuzzOutcome {
   std::vector<std::string> problems;
   int64_t exprs = 0;
   int64_t segments = 0;    // under the default policy
+  bool symbolic = false;   // ran through its symbolic twin (symbolic_twin.h)
   std::string reproducer;  // Python script of the fusion
 };
 

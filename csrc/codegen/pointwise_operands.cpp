@@ -1,0 +1,145 @@
+// The operands a value's expr reads before it emits its own code, and the
+// iterative walk that computes them first: valueAt() recurses one level per
+// expr otherwise, and a chain of a few thousand elementwise ops overflowed
+// the stack (DeepChainTest).
+#include "analysis/tensor_shape.h"
+#include "codegen/pointwise_generator.h"
+#include "exceptions.h"
+
+namespace nvfuser {
+namespace pointwise_detail {
+
+bool PointwiseKernelGenerator::isRemap(const Expr* e) {
+  switch (e->type()) {
+    case ExprType::Broadcast:
+    case ExprType::Expand:
+    case ExprType::LoadStore:
+    case ExprType::Permute:
+    case ExprType::Squeeze:
+    case ExprType::Reshape:
+    case ExprType::Slice:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Index PointwiseKernelGenerator::remappedIndex(const Expr* e, const Val* v,
+                                              const Index& idx) {
+  const TensorView* in = e->input(0)->asTensor();
+  switch (e->type()) {
+    case ExprType::Broadcast: {
+      const auto& mask = exprAs<BroadcastOp>(e)->isBroadcastDim();
+      Index out;
+      for (size_t d = 0; d < mask.size(); ++d) {
+        if (!mask[d]) {
+          out.push_back(idx[d]);
+        }
+      }
+      return out;
+    }
+    case ExprType::Permute: {
+      const auto& perm = exprAs<PermuteOp>(e)->perm();
+      Index out(perm.size());
+      for (size_t i = 0; i < perm.size(); ++i) {
+        out[perm[i]] = idx[i];
+      }
+      return out;
+    }
+    case ExprType::Squeeze: {
+      Index out;
+      size_t next = 0;
+      for (bool squeezed : exprAs<SqueezeOp>(e)->isSqueezed()) {
+        out.push_back(squeezed ? Ix{"0", false} : idx[next++]);
+      }
+      return out;
+    }
+    case ExprType::Reshape:
+      return reshapeIndex(concreteShape(v->asTensor()), concreteShape(in), idx);
+    case ExprType::Slice:
+      return operandIndex(in, slicedIndex(exprAs<SliceOp>(e), idx));
+    default:  // Expand, LoadStore
+      return operandIndex(in, idx);
+  }
+}
+
+Index PointwiseKernelGenerator::slicedIndex(const SliceOp* s,
+                                            const Index& idx) const {
+  const auto& ranges = s->ranges();
+  Index in;
+  for (size_t d = 0; d < ranges.size(); ++d) {
+    Ix i = idx[d];
+    if (i.lane && ranges[d].step != 1) {
+      throw NotVectorizable{"a strided slice of a vector lane"};
+    }
+    if (i.lane) {
+      requireAligned(ranges[d].start, "a slice start");
+    }
+    if (ranges[d].step != 1) {
+      i.e = "(" + paren(i.e) + " * " + std::to_string(ranges[d].step) + ")";
+    }
+    if (ranges[d].start != 0) {
+      i.e = "(" + i.e + " + " + std::to_string(ranges[d].start) + ")";
+    }
+    in.push_back(i);
+  }
+  return in;
+}
+
+std::vector<PointwiseKernelGenerator::Request>
+PointwiseKernelGenerator::eagerOperands(const Expr* e, const Val* v,
+                                        const Index& idx) {
+  std::vector<Request> reads;
+  if (isRemap(e)) {
+    reads.push_back({e->input(0), remappedIndex(e, v, idx)});
+    return reads;
+  }
+  if (e->type() != ExprType::Unary && e->type() != ExprType::Binary &&
+      e->type() != ExprType::Ternary) {
+    return reads;  // read inside branches or loops: computed there
+  }
+  for (const Val* in : e->inputs()) {
+    reads.push_back(
+        {in, in->isTensor() ? operandIndex(in->asTensor(), idx) : Index{}});
+  }
+  return reads;
+}
+
+bool PointwiseKernelGenerator::isReady(const Val* v, const Index& idx) const {
+  if (!v->isTensor() && v->asScalar()->isConst()) {
+    return true;
+  }
+  return paramName_.count(v) > 0 || v->definition() == nullptr ||
+         cached(valueKey(v, idx)) != nullptr;
+}
+
+void PointwiseKernelGenerator::computeOperandsFirst(const Val* v,
+                                                    const Index& idx) {
+  struct Frame {
+    Request at;
+    std::vector<Request> reads;
+    size_t next = 0;
+  };
+  std::vector<Frame> stack;
+  stack.push_back({{v, idx}, eagerOperands(v->definition(), v, idx)});
+  while (!stack.empty()) {
+    Frame& top = stack.back();
+    if (top.next < top.reads.size()) {
+      Request r = top.reads[top.next++];
+      if (!isReady(r.v, r.idx)) {
+        std::vector<Request> reads =
+            eagerOperands(r.v->definition(), r.v, r.idx);
+        stack.push_back({std::move(r), std::move(reads)});
+      }
+      continue;
+    }
+    Request done = std::move(top.at);
+    stack.pop_back();
+    if (!stack.empty()) {  // every operand is cached: one level deep
+      computeAndCache(done.v, done.idx);
+    }
+  }
+}
+
+}  // namespace pointwise_detail
+}  // namespace nvfuser
