@@ -223,7 +223,7 @@ def _cell(res, key):
     r = res.get(key)
     if r is None:
         return "-"
-    return fmt_measure(r)
+    return fmt_measure(r).replace("|", "/").replace("\n", " ")
 
 
 def _ratio(x):
