@@ -1,9 +1,21 @@
 """Timing helpers shared by the benchmarks: CUDA-event medians with an L2
 flush between reps, kernel counts and kernel time from the profiler, byte
-counts and the copy bandwidth every fraction is measured against."""
+counts and the copy bandwidth every fraction is measured against.
 
+Every benchmark measures through ``measure(fn)``: event time (median, L2
+flushed), the GPU time of the kernels alone and the kernels per call, all
+three from the same warmed-up function, so tables never mix methods.
+``fresh_compile(factory, backend)`` is the one way to compile a case:
+dynamo's caches and counters are reset and a new function is compiled, so a
+case never runs on an earlier case's graphs or past the recompile limit
+(where dynamo silently runs eager).
+"""
+
+import collections
+import importlib
 import statistics
 import time
+import traceback
 
 import torch
 
@@ -38,37 +50,32 @@ class Timer:
         return statistics.median(times)
 
 
-def count_kernels(fn, cuda):
-    """CUDA kernels one call launches (profiler), None on the CPU."""
-    if not cuda:
-        return None
-    fn()
-    torch.cuda.synchronize()
-    acts = [torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=acts) as prof:
-        fn()
-        torch.cuda.synchronize()
-    kernels = [e for e in prof.events()
-               if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA]
-    return len(kernels)
+# ------------------------------------------------------------ the profiler
+def _is_gpu_event(e):
+    return getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA
 
 
-def nbytes(ts):
-    return sum(t.numel() * t.element_size() for t in ts
-               if isinstance(t, torch.Tensor))
+def _gpu_us(e):
+    """Duration of one GPU-side profiler event (kernel, memcpy, memset)."""
+    tr = getattr(e, "time_range", None)
+    if tr is not None:
+        return float(tr.elapsed_us())
+    return float(getattr(e, "device_time_total", 0.0) or 0.0)
 
 
-def copy_bandwidth(cuda, timer):
-    n = (1 << 30) // 2 if cuda else 1 << 20
-    x = torch.randn(n, device="cuda" if cuda else "cpu", dtype=torch.bfloat16)
-    y = torch.empty_like(x)
-    ms = timer(lambda: y.copy_(x))
-    return 2 * x.numel() * 2 / ms / 1e6  # GB/s
+def _per_call(n, reps):
+    x = n / reps
+    return int(x) if x == int(x) else round(x, 2)
 
 
-def kernel_breakdown(fn, reps=10):
-    """[(kernel name, GPU us per call, launches per call)] of what fn()
-    launches, longest first, from the profiler."""
+def profile_kernels(fn, reps=10, names=False):
+    """What fn() runs on the GPU, per call, from one profiler session over
+    `reps` calls (fn is called once before, outside it): kernel_ms (the
+    GPU-side events' durations summed: no host gaps), kernels (GPU-side
+    events: kernels, memcpys and memsets) and, with names, by_name
+    {name: [us per call, launches per call]}, longest first. Only GPU-side
+    events count: CPU-side ops carry their kernels' time too (that is how
+    key_averages' device totals double count)."""
     fn()
     torch.cuda.synchronize()
     acts = [torch.profiler.ProfilerActivity.CUDA]
@@ -76,14 +83,47 @@ def kernel_breakdown(fn, reps=10):
         for _ in range(reps):
             fn()
         torch.cuda.synchronize()
-    rows = []
-    for e in prof.key_averages():
-        t = getattr(e, "device_time_total", None)
-        if t is None:
-            t = getattr(e, "cuda_time_total", 0.0)
-        if t > 0 and e.key and not e.key.startswith("cuda"):
-            rows.append((e.key, t / reps, e.count / reps))
-    return sorted(rows, key=lambda r: -r[1])
+    total_us = 0.0
+    count = 0
+    by = collections.defaultdict(lambda: [0.0, 0])
+    for e in prof.events():
+        if not _is_gpu_event(e):
+            continue
+        us = _gpu_us(e)
+        total_us += us
+        count += 1
+        if names:
+            row = by[e.name]
+            row[0] += us
+            row[1] += 1
+    res = dict(kernel_ms=total_us / reps / 1e3, kernels=_per_call(count, reps))
+    if names:
+        res["by_name"] = dict(sorted(
+            ((k, [v[0] / reps, _per_call(v[1], reps)]) for k, v in by.items()),
+            key=lambda kv: -kv[1][0]))
+    return res
+
+
+def count_kernels(fn, cuda):
+    """GPU-side events (kernels, memcpys, memsets) one call launches,
+    None on the CPU."""
+    if not cuda:
+        return None
+    return profile_kernels(fn, reps=1)["kernels"]
+
+
+def kernel_breakdown(fn, reps=10):
+    """[(kernel name, GPU us per call, launches per call)] of what fn()
+    launches, longest first, from the profiler (GPU-side events only)."""
+    by = profile_kernels(fn, reps, names=True)["by_name"]
+    return [(k, us, n) for k, (us, n) in by.items()]
+
+
+def kernel_time_ms(fn, reps=10):
+    """GPU time of the kernels fn() launches (no host gaps), per call, and
+    the kernels' names, from the profiler."""
+    res = profile_kernels(fn, reps, names=True)
+    return res["kernel_ms"], sorted(res["by_name"])
 
 
 def host_ms(fn, reps=20):
@@ -99,8 +139,153 @@ def host_ms(fn, reps=20):
     return (t1 - t0) / reps * 1e3
 
 
-def kernel_time_ms(fn, reps=10):
-    """GPU time of the kernels fn() launches (no host gaps), per call, and
-    the kernels' names, from the profiler."""
-    rows = kernel_breakdown(fn, reps)
-    return sum(r[1] for r in rows) / 1e3, sorted(r[0] for r in rows)
+# ------------------------------------------------------ the one helper
+_TIMERS = {}
+
+
+def _timer(cuda, reps):
+    # One flush buffer per process (256 MiB), whatever the rep counts.
+    key = bool(cuda)
+    t = _TIMERS.get(key)
+    if t is None:
+        t = _TIMERS[key] = Timer(cuda, reps)
+    t.reps = reps
+    return t
+
+
+def measure(fn, reps=20, cuda=None, warmup=2, kernel_reps=None, host=False,
+            names=False):
+    """The timing of every benchmark: fn() is called `warmup` times, then
+    ms (median CUDA-event time over `reps` calls, L2 flushed between them;
+    wall clock on the CPU), kernel_ms and kernels (per call, profiler over
+    `kernel_reps` calls, default min(reps, 10); None on the CPU), with host
+    host_ms (host time per call), with names by_name (see
+    profile_kernels)."""
+    if cuda is None:
+        cuda = torch.cuda.is_available()
+    for _ in range(warmup):
+        fn()
+    if cuda:
+        torch.cuda.synchronize()
+    res = dict(ms=_timer(cuda, reps)(fn), kernel_ms=None, kernels=None)
+    if cuda:
+        res.update(profile_kernels(fn, kernel_reps or min(reps, 10),
+                                   names=names))
+        if host:
+            res["host_ms"] = host_ms(fn, reps)
+    return res
+
+
+def fmt_measure(m, digits=3):
+    """'ms (kernel ms, kernels)' of a measure() result; what went wrong
+    where it holds no time."""
+    if not isinstance(m, dict):
+        return "-" if m is None else str(m)
+    if m.get("ms") is None:
+        return str(m.get("error") or m.get("unavailable") or "-")
+    s = "%.*f" % (digits, m["ms"])
+    if m.get("kernel_ms") is not None:
+        s += " (%.*f, %s)" % (digits, m["kernel_ms"], m["kernels"])
+    return s
+
+
+# ------------------------------------------------------------- compiling
+def dynamo_available():
+    return hasattr(torch, "compile")
+
+
+def reset_dynamo():
+    """Dynamo's code caches, guards, recompile counts and counters
+    cleared (no-op without dynamo)."""
+    if not dynamo_available():
+        return
+    dynamo = importlib.import_module("torch._dynamo")
+    dynamo.reset()
+    try:
+        dynamo.utils.counters.clear()
+    except AttributeError:
+        pass
+
+
+def fresh_compile(fn_factory, backend, **compile_kwargs):
+    """A new function (or module) from fn_factory(), after a dynamo reset,
+    compiled with `backend`: "eager" (or None) returns it uncompiled,
+    "inductor" is torch.compile's default, any other name is passed as
+    backend= ("nvfuser" imports nvfuser first, which registers it). Every
+    case compiles through this, so no case runs on an earlier case's cache
+    entries or hits the recompile limit."""
+    reset_dynamo()
+    fn = fn_factory()
+    if backend in (None, "eager"):
+        return fn
+    if not dynamo_available():
+        raise RuntimeError("torch.compile unavailable (torch %s)" %
+                           torch.__version__)
+    if backend == "nvfuser":  # importing nvfuser registers the backend
+        importlib.import_module("nvfuser")
+    kw = dict(compile_kwargs)
+    if backend != "inductor":
+        kw["backend"] = backend
+    return torch.compile(fn, **kw)
+
+
+def dynamo_stats():
+    """Graph breaks (total and by reason), graphs compiled and the other
+    dynamo counters since the last reset, as plain numbers."""
+    if not dynamo_available():
+        return dict(graph_breaks=0, unique_graphs=0)
+    c = importlib.import_module("torch._dynamo.utils").counters
+    breaks = dict(c.get("graph_break", {}))
+    return dict(graph_breaks=sum(breaks.values()),
+                break_reasons={str(k)[:300]: v for k, v in breaks.items()},
+                unique_graphs=c.get("stats", {}).get("unique_graphs", 0),
+                stats={k: v for k, v in c.get("stats", {}).items()})
+
+
+# ------------------------------------------------------- checks, errors
+def sanity_warnings(results, compiled, count_ref="eager", time_ref="eager",
+                    min_ratio=0.1, label=""):
+    """Warnings for measure() results that suggest a broken measurement:
+    a compiled backend launching exactly as many kernels as `count_ref`
+    (it probably fell back to eager), or taking less than min_ratio of
+    `time_ref`'s time."""
+    out = []
+    cref = results.get(count_ref) or {}
+    tref = results.get(time_ref) or {}
+    for name in compiled:
+        r = results.get(name) or {}
+        if r.get("ms") is None:
+            continue
+        if (r.get("kernels") is not None and cref.get("kernels") and
+                r["kernels"] == cref["kernels"] and name != count_ref):
+            out.append("WARNING%s: %s launches as many kernels as %s (%s): "
+                       "did it fall back to eager?" % (
+                           label, name, count_ref, r["kernels"]))
+        if tref.get("ms") and name != time_ref and \
+                r["ms"] < min_ratio * tref["ms"]:
+            out.append("WARNING%s: %s takes %.4f ms, under %g of %s's %.4f "
+                       "ms: check that it computes the same thing" % (
+                           label, name, r["ms"], min_ratio, time_ref,
+                           tref["ms"]))
+    return out
+
+
+def error_info(e):
+    """{'error': 'Type: first line', 'traceback': ...} of an exception."""
+    lines = str(e).strip().splitlines()
+    return dict(error="%s: %s" % (type(e).__name__,
+                                  (lines[0] if lines else "")[:200]),
+                traceback=traceback.format_exc())
+
+
+def nbytes(ts):
+    return sum(t.numel() * t.element_size() for t in ts
+               if isinstance(t, torch.Tensor))
+
+
+def copy_bandwidth(cuda, timer):
+    n = (1 << 30) // 2 if cuda else 1 << 20
+    x = torch.randn(n, device="cuda" if cuda else "cpu", dtype=torch.bfloat16)
+    y = torch.empty_like(x)
+    ms = timer(lambda: y.copy_(x))
+    return 2 * x.numel() * 2 / ms / 1e6  # GB/s

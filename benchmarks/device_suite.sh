@@ -6,7 +6,12 @@
 #   OUT_DIR=$OUT bash benchmarks/device_suite.sh [step ...]
 #
 # Steps (default: all, in this order): tests fx_tests demo pointwise norm
-# fx_backend rope. Setup (apt skipped, python3 on PATH) always runs first.
+# fx_backend rope model. Setup (apt skipped, python3 on PATH) always runs
+# first. The model step (benchmarks/model_bench.py, one child process per
+# model) runs MODEL_BENCH_ARGS, default "--models llama,qwen2,mistral
+# --dynamic"; e.g. MODEL_BENCH_ARGS="--models qwen3,gemma2,phi3,olmo2,granite"
+# in a second call. It starts no model after 420 s, so its table is complete
+# up to there.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 OUT_DIR="${OUT_DIR:-$ROOT/device_out}"
@@ -35,7 +40,7 @@ step setup 300 bash scripts/setup.sh || {
 
 want() { [ $# -eq 0 ] || [[ " $* " == *" $STEP "* ]]; }
 ARGS=("$@")
-for STEP in tests fx_tests demo pointwise norm fx_backend rope; do
+for STEP in tests fx_tests demo pointwise norm fx_backend rope model; do
   want "${ARGS[@]}" || continue
   case "$STEP" in
     tests)
@@ -61,6 +66,15 @@ for STEP in tests fx_tests demo pointwise norm fx_backend rope; do
     rope)
       step rope 500 "$PY" benchmarks/rope/run_suite.py --quick \
         --out "$OUT_DIR/rope"
-      grep -E "^\||^###" "$OUT_DIR/rope.log" | tail -n 30 ;;
+      grep -E "^\||^###|^WARNING" "$OUT_DIR/rope/rope_suite.md" | tail -n 60 ;;
+    model)
+      # shellcheck disable=SC2086  # MODEL_BENCH_ARGS is a list of flags
+      step model 480 "$PY" benchmarks/model_bench.py --isolate --budget-s 420 \
+        ${MODEL_BENCH_ARGS:---models llama,qwen2,mistral --dynamic} \
+        --md "$OUT_DIR/model_bench.md" --json "$OUT_DIR/model_bench.json"
+      # The Markdown is rewritten after every model: complete up to a
+      # timeout.
+      grep -E "^\||^WARNING" "$OUT_DIR/model_bench.md" 2>/dev/null ||
+        tail -n 20 "$OUT_DIR/model.log" ;;
   esac
 done

@@ -6,6 +6,12 @@ Mistral-7B shapes, and LlamaRMSNorm; forward and forward+backward, checked
 against eager. Prints a table and writes JSON.
 
     python3 benchmarks/fx_backend_bench.py [--json PATH] [--T 4096]
+        [--cases a,b] [--kernels] [--reps 20]
+
+Every case is a fresh compile (bench_utils.fresh_compile) and every time
+comes from bench_utils.measure (event ms, kernel ms, kernels); eager is
+measured too, and a WARNING line flags a compiled backend that launches as
+many kernels as eager or runs in under a tenth of eager's time.
 """
 
 import argparse
@@ -22,8 +28,11 @@ sys.path.insert(0, HERE)
 
 import nvfuser  # noqa: E402,F401  (registers backend="nvfuser")
 from nvfuser.fx import partition  # noqa: E402
-from bench_utils import (Timer, count_kernels, host_ms,  # noqa: E402
-                         kernel_breakdown, kernel_time_ms)
+from bench_utils import (dynamo_stats, error_info,  # noqa: E402
+                         fresh_compile, kernel_breakdown, measure,
+                         sanity_warnings)
+
+BACKENDS = ("nvfuser", "inductor", "eager")
 
 MODELS = {  # name: (module, config class, hidden, heads, kv heads, theta)
     "llama_3_8b": ("llama", "LlamaConfig", 4096, 32, 8, 500000.0),
@@ -84,11 +93,9 @@ def rms_case(T):
     return norm, inputs
 
 
-def run(module, make_inputs, backend, timer, kernels=False):
-    torch._dynamo.reset()
+def run(module, make_inputs, backend, reps, kernels=False):
     partition.COMPILED_GRAPHS.clear()
-    breaks_before = sum(torch._dynamo.utils.counters["graph_break"].values())
-    compiled = torch.compile(module, backend=backend)
+    compiled = fresh_compile(lambda: module, backend)  # resets dynamo
     ins = make_inputs()
     outs = compiled(*ins)
     outs = outs if isinstance(outs, tuple) else (outs,)
@@ -105,8 +112,7 @@ def run(module, make_inputs, backend, timer, kernels=False):
     bwd_err = max(((a.grad.float() - b.grad.float()).abs().max() /
                    b.grad.float().abs().max().clamp_min(1e-6)).item()
                   for a, b in zip(ins, ref_ins) if a.grad is not None)
-    breaks = sum(torch._dynamo.utils.counters["graph_break"].values()) - \
-        breaks_before
+    breaks = dynamo_stats()["graph_breaks"] if backend != "eager" else 0
 
     def fwd():
         with torch.no_grad():
@@ -118,12 +124,13 @@ def run(module, make_inputs, backend, timer, kernels=False):
         o = compiled(*ins)
         o = o if isinstance(o, tuple) else (o,)
         torch.autograd.backward(o, grads_out)
-    res = dict(fwd_ms=timer(fwd), fwd_kernels=count_kernels(fwd, True),
-               fwd_kernel_ms=kernel_time_ms(fwd)[0], fwd_host_ms=host_ms(fwd),
-               fwd_bwd_ms=timer(fwd_bwd),
-               fwd_bwd_kernels=count_kernels(fwd_bwd, True),
-               fwd_bwd_kernel_ms=kernel_time_ms(fwd_bwd)[0],
-               fwd_bwd_host_ms=host_ms(fwd_bwd),
+    f = measure(fwd, reps=reps, host=True)
+    fb = measure(fwd_bwd, reps=reps, host=True)
+    res = dict(fwd_ms=f["ms"], fwd_kernels=f["kernels"],
+               fwd_kernel_ms=f["kernel_ms"], fwd_host_ms=f["host_ms"],
+               fwd_bwd_ms=fb["ms"], fwd_bwd_kernels=fb["kernels"],
+               fwd_bwd_kernel_ms=fb["kernel_ms"],
+               fwd_bwd_host_ms=fb["host_ms"],
                fwd_rel_err=fwd_err, bwd_rel_err=bwd_err, graph_breaks=breaks)
     if backend == "nvfuser":
         res["graphs"] = list(partition.COMPILED_GRAPHS)
@@ -131,6 +138,18 @@ def run(module, make_inputs, backend, timer, kernels=False):
         res["fwd_breakdown"] = kernel_breakdown(fwd)
         res["fwd_bwd_breakdown"] = kernel_breakdown(fwd_bwd)
     return res
+
+
+def warnings_of(row):
+    """sanity_warnings for the forward and forward+backward of one row."""
+    out = []
+    for part in ("fwd", "fwd_bwd"):
+        res = {b: dict(ms=row[b].get(part + "_ms"),
+                       kernels=row[b].get(part + "_kernels"))
+               for b in BACKENDS if "error" not in row[b]}
+        out += sanity_warnings(res, ["nvfuser", "inductor"],
+                               label=" [%s %s]" % (row["name"], part))
+    return out
 
 
 def main():
@@ -141,8 +160,8 @@ def main():
                                                 ["llama_rms_norm"]))
     p.add_argument("--kernels", action="store_true",
                    help="print each backend's fwd+bwd kernels with GPU times")
+    p.add_argument("--reps", type=int, default=20)
     args = p.parse_args()
-    timer = Timer(True, 20)
     wanted = args.cases.split(",")
     cases = [(n, *rope_case(n, args.T)) for n in MODELS if n in wanted]
     if "llama_rms_norm" in wanted:
@@ -150,12 +169,13 @@ def main():
     rows = []
     for name, module, make in cases:
         row = dict(name=name)
-        for backend in ("nvfuser", "inductor"):
+        for backend in BACKENDS:
             try:
-                row[backend] = run(module, make, backend, timer,
+                row[backend] = run(module, make, backend, args.reps,
                                    args.kernels)
             except Exception as e:  # a failure is a result, not a crash
-                row[backend] = dict(error=str(e).splitlines()[0][:200])
+                row[backend] = error_info(e)
+        row["warnings"] = warnings_of(row)
         rows.append(row)
         for backend in ("nvfuser", "inductor"):
             for part in ("fwd", "fwd_bwd"):
@@ -163,10 +183,10 @@ def main():
                     print("  %-8s %-7s %8.1f us x%-4g %s" % (
                         backend, part, us, n, k[:90]))
         print(name, json.dumps({b: {k: v for k, v in row[b].items()
-                                    if k not in ("graphs",
+                                    if k not in ("graphs", "traceback",
                                                  "fwd_breakdown",
                                                  "fwd_bwd_breakdown")}
-                                for b in ("nvfuser", "inductor")}),
+                                for b in BACKENDS}),
               flush=True)
     print("\n| module | ours fwd ms (kernels) | inductor fwd ms (kernels) | "
           "ours fwd+bwd ms (kernels) | inductor fwd+bwd ms (kernels) | "
@@ -178,7 +198,8 @@ def main():
             print("| %s | %s | %s |  |  |  |  |" % (
                 r["name"], a.get("error", ""), b.get("error", "")))
             continue
-        print("| %s | %.3f (%d) | %.3f (%d) | %.3f (%d) | %.3f (%d) | "
+        # Kernel counts are per call (profiler over several calls).
+        print("| %s | %.3f (%s) | %.3f (%s) | %.3f (%s) | %.3f (%s) | "
               "%.1e / %.1e | %d |" % (
                   r["name"], a["fwd_ms"], a["fwd_kernels"], b["fwd_ms"],
                   b["fwd_kernels"], a["fwd_bwd_ms"], a["fwd_bwd_kernels"],
@@ -190,13 +211,16 @@ def main():
           "fwd+bwd ms: event / kernels / host |")
     print("|---|---|---|---|")
     for r in rows:
-        for b in ("nvfuser", "inductor"):
+        for b in BACKENDS:
             x = r[b]
             if "error" not in x:
                 print("| %s | %s | %.3f / %.3f / %.3f | %.3f / %.3f / %.3f |" % (
                     r["name"], b, x["fwd_ms"], x["fwd_kernel_ms"],
                     x["fwd_host_ms"], x["fwd_bwd_ms"], x["fwd_bwd_kernel_ms"],
                     x["fwd_bwd_host_ms"]))
+    for r in rows:
+        for w in r["warnings"]:
+            print(w)
     for r in rows:
         for g in r["nvfuser"].get("graphs", []):
             if g["unsupported"]:

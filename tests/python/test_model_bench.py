@@ -1,0 +1,138 @@
+"""The benchmarks' shared timing helpers and the model benchmark's logic
+that needs no GPU and no transformers: sanity warnings, formatting, the
+hook that reads which ATen ops our FX backend left to eager, the Markdown
+of synthetic rows and the command line."""
+
+import os
+import sys
+
+import pytest
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                "benchmarks"))
+import bench_utils  # noqa: E402
+import model_bench as mb  # noqa: E402
+
+
+def test_measure_on_the_cpu():
+    calls = []
+    res = bench_utils.measure(lambda: calls.append(1), reps=3, cuda=False,
+                              warmup=2)
+    assert res["ms"] >= 0 and res["kernel_ms"] is None
+    assert res["kernels"] is None
+    assert len(calls) == 2 + 1 + 3  # warm-up, the timer's own, the reps
+
+
+def test_fresh_compile_eager_is_the_function_itself():
+    def f(x):
+        return x + 1
+    assert bench_utils.fresh_compile(lambda: f, "eager") is f
+
+
+def test_sanity_warnings():
+    res = {"eager": dict(ms=10.0, kernels=300),
+           "inductor": dict(ms=8.0, kernels=100),
+           "nvfuser": dict(ms=9.0, kernels=300),
+           "fast": dict(ms=0.5, kernels=3),
+           "broken": dict(error="x")}
+    w = bench_utils.sanity_warnings(res, ["inductor", "nvfuser", "fast",
+                                          "broken"])
+    assert len(w) == 2
+    assert "nvfuser launches as many kernels as eager" in w[0]
+    assert "fast takes" in w[1]
+
+
+def test_fmt_measure():
+    assert bench_utils.fmt_measure(dict(ms=1.0, kernel_ms=0.5,
+                                        kernels=7)) == "1.000 (0.500, 7)"
+    assert bench_utils.fmt_measure(dict(ms=1.0, kernel_ms=None)) == "1.000"
+    assert bench_utils.fmt_measure(dict(unavailable="no")) == "no"
+    assert bench_utils.fmt_measure(None) == "-"
+
+
+def test_kernel_kinds():
+    assert mb.kind_of("nvfuser_pointwise_g3") == "ours"
+    assert mb.kind_of("triton_poi_fused_add_0") == "triton"
+    assert mb.kind_of("void at::native::unrolled_elementwise_kernel<>") == \
+        "aten copy/elementwise"
+    assert mb.kind_of("sm90_xmma_gemm_bf16bf16") == "gemm"
+    assert mb.kind_of("Memcpy DtoD (Device -> Device)") == "memcpy/memset"
+    kinds = mb.by_kind({"nvfuser_a": [3.0, 1], "nvfuser_b": [2.0, 2]})
+    assert kinds["ours"] == [5.0, 3]
+
+
+def test_tracker_reads_eager_ops_and_reasons():
+    class M(torch.nn.Module):
+        def forward(self, x, idx):
+            y = torch.sin(x) * 2 + 1
+            z = torch.nn.functional.embedding(idx, y)
+            return torch.relu(z).sum(-1), y.cumsum(0)
+
+    tracker = mb.FxTracker()
+    assert tracker.start()
+    try:
+        from nvfuser.fx import backend
+        backend.compile_graph(torch.fx.symbolic_trace(M()),
+                              [torch.randn(4, 8), torch.tensor([0, 2])])
+        s = tracker.summary()
+    finally:
+        tracker.stop()
+    from nvfuser.fx import partition
+    assert backend.compile_graph is partition.compile_graph  # restored
+    assert s["eager_ops"] == {"embedding": 1, "cumsum": 1}
+    assert s["eager_reasons"]["cumsum"] == ["no translation for cumsum"]
+    assert s["graphs"][0]["regions"] == 2
+    assert s["graphs"][0]["kind"] == "inference"
+    assert not s["graphs"][0]["dynamic"]
+    assert 0 < s["coverage"] < 1
+
+
+def test_markdown_of_rows():
+    a = mb.parse(["--quick", "--models", "llama,mistral", "--md", "x.md"])
+    meta = dict(date="today", torch="2.x", transformers="5.x", gpu="H200",
+                args=vars(a))
+    m = dict(ms=10.0, kernel_ms=9.0, kernels=300,
+             kinds=mb.by_kind({"nvfuser_x": [5.0, 2]}))
+    rows = [
+        dict(model="llama", backend="eager", first_call_s=1.0, train=m,
+             infer=m, graph_breaks=0, graphs=0, loss_rel_diff=0.0,
+             worst_grad_rel_l2=0.0, worst_grad_param="w"),
+        dict(model="llama", backend="nvfuser", first_call_s=3.0, train=m,
+             infer=dict(error="RuntimeError: x"), graph_breaks=1, graphs=3,
+             loss_rel_diff=1e-3, worst_grad_rel_l2=float("inf"),
+             worst_grad_param="lm_head.weight",
+             warnings=["WARNING [llama train step]: nvfuser launches ..."],
+             dynamic=dict(shape=[3, 128], ran=False,
+                          error="TypeError: y", new_graphs=2,
+                          verdict="recompiled with symbolic shapes"),
+             fallbacks=dict(graphs=[dict(kind="forward", regions=4)],
+                            coverage=0.5, eager_ops={"embedding": 2},
+                            region_fallback_calls=3)),
+        dict(model="mistral", backend="nvfuser", error_stage="first train "
+             "step", error="RuntimeError: view size is not | compatible"),
+    ]
+    md = mb.markdown(rows, meta)
+    assert "| llama | eager | 1.00 | 10.000 (9.000, 300) |" in md
+    assert "| mistral | nvfuser | ERROR (first train step) RuntimeError: " \
+        "view size is not / compatible |" in md
+    assert "inf (lm_head.weight)" in md
+    assert "3 region calls fell back to eager" in md
+    assert "infer ERROR RuntimeError: x" in md
+    assert "| llama | nvfuser | [3, 128] | no: TypeError: y |" in md
+    assert "| llama | forward 4 | 50% of nodes in regions | embedding x2 |" \
+        in md
+    assert "WARNING [llama train step]" in md
+
+
+def test_command_line():
+    a = mb.parse(["--quick", "--hidden", "256", "--backends",
+                  "nvfuser,eager"])
+    assert a.hidden == 256 and a.seq == mb.SIZES["quick"]["seq"]
+    assert a.backends == ["eager", "nvfuser"]  # eager first: the reference
+    assert a.models == mb.DEFAULT_MODELS.split(",")
+    argv = mb.child_argv(a, "llama", "r.json", "r.md")
+    b = mb.parse(argv[2:])
+    assert b.child and b.models == ["llama"] and b.hidden == 256
+    with pytest.raises(SystemExit):
+        mb.parse(["--models", "no_such_model"])
