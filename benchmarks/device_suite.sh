@@ -18,6 +18,8 @@ OUT_DIR="${OUT_DIR:-$ROOT/device_out}"
 mkdir -p "$OUT_DIR"
 cd "$ROOT"
 export NVFUSER_SKIP_APT=1 NVFUSER_SKIP_SANITIZE=1
+# The device image has no GoogleTest: the C++ tests are built on the CPU.
+export NVFUSER_CMAKE_ARGS="${NVFUSER_CMAKE_ARGS:--DNVFUSER_BUILD_TESTS=OFF}"
 export NVFUSER_PYTHON="${NVFUSER_PYTHON:-python3}"
 export PYTHONPATH="$ROOT/python"
 PY="$NVFUSER_PYTHON"
