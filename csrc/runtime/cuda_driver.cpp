@@ -28,6 +28,8 @@ CudaDriver::CudaDriver() {
   bind(handle_, "cuCtxSetCurrent", cuCtxSetCurrent_);
   bind(handle_, "cuModuleLoadData", cuModuleLoadData_);
   bind(handle_, "cuModuleGetFunction", cuModuleGetFunction_);
+  bind(handle_, "cuModuleUnload", cuModuleUnload_);
+  bind(handle_, "cuCtxSynchronize", cuCtxSynchronize_);
   bind(handle_, "cuLaunchKernel", cuLaunchKernel_);
   bind(handle_, "cuGetErrorString", cuGetErrorString_);
   bind(handle_, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
@@ -119,12 +121,21 @@ int CudaDriver::multiprocessorCount(int device) {
 }
 
 CUfunction CudaDriver::loadFunction(const std::vector<char>& cubin,
-                                    const std::string& name) {
-  CUmodule module;
-  check(cuModuleLoadData_(&module, cubin.data()), "cuModuleLoadData");
+                                    const std::string& name, CUmodule* module) {
+  check(cuModuleLoadData_(module, cubin.data()), "cuModuleLoadData");
   CUfunction f;
-  check(cuModuleGetFunction_(&f, module, name.c_str()), "cuModuleGetFunction");
+  CUresult r = cuModuleGetFunction_(&f, *module, name.c_str());
+  if (r != CUDA_SUCCESS) {
+    cuModuleUnload_(*module);
+    check(r, "cuModuleGetFunction");
+  }
   return f;
+}
+
+void CudaDriver::unloadModule(int device, CUmodule module) {
+  ensureContext(device);
+  check(cuCtxSynchronize_(), "cuCtxSynchronize");
+  check(cuModuleUnload_(module), "cuModuleUnload");
 }
 
 void CudaDriver::launch(CUfunction f, unsigned grid, unsigned block,

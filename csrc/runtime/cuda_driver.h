@@ -26,8 +26,13 @@ class CudaDriver {
   int multiprocessorCount(int device);
   // Blocks of `block` threads of f that fit on one multiprocessor at once.
   int residentBlocks(CUfunction f, int block);
+  // Loads the cubin as a module of the current context and finds `name` in
+  // it; the module stays loaded until unloadModule.
   CUfunction loadFunction(const std::vector<char>& cubin,
-                          const std::string& name);
+                          const std::string& name, CUmodule* module);
+  // Waits for the device's work (a module may be unloaded only when none of
+  // its kernels can still run), then unloads.
+  void unloadModule(int device, CUmodule module);
   void launch(CUfunction f, unsigned grid, unsigned block, CUstream stream,
               std::vector<void*>& args);
 
@@ -48,6 +53,8 @@ class CudaDriver {
   CUresult (*cuModuleLoadData_)(CUmodule*, const void*) = nullptr;
   CUresult (*cuModuleGetFunction_)(CUfunction*, CUmodule,
                                    const char*) = nullptr;
+  CUresult (*cuModuleUnload_)(CUmodule) = nullptr;
+  CUresult (*cuCtxSynchronize_)() = nullptr;
   CUresult (*cuLaunchKernel_)(CUfunction, unsigned, unsigned, unsigned,
                               unsigned, unsigned, unsigned, unsigned, CUstream,
                               void**, void**) = nullptr;

@@ -1,5 +1,6 @@
 #include "runtime/fusion_executor_cache.h"
 
+#include <atomic>
 #include <fstream>
 #include <iostream>
 
@@ -21,7 +22,7 @@ void dumpSegmentation(const SegmentedFusion& sf, const Options& options) {
     std::cout << sf.toString();
   }
   if (options.dump("draw_segmented_fusion")) {
-    static int counter = 0;
+    static std::atomic<int> counter{0};
     std::string path = "segmented_fusion_" + std::to_string(counter++) + ".dot";
     std::ofstream(path) << sf.toDot();
     std::cout << "[segmenter] wrote " << path << "\n";
@@ -31,10 +32,12 @@ void dumpSegmentation(const SegmentedFusion& sf, const Options& options) {
 }  // namespace
 
 FusionExecutorCache::Entry& FusionExecutorCache::lookup(
-    const std::vector<RuntimeArg>& args, const Options& options) {
+    const std::vector<RuntimeArg>& args, const Options& options, bool isRun) {
   std::string key = signatureKey(args) + "|" + options.compileKey();
+  std::lock_guard<std::mutex> lock(mutex_);
   auto it = entries_.find(key);
   if (it != entries_.end()) {
+    last_ = isRun ? it->second.get() : last_;
     return *it->second;
   }
   auto entry = std::make_unique<Entry>();
@@ -55,6 +58,7 @@ FusionExecutorCache::Entry& FusionExecutorCache::lookup(
     }
     std::cout << std::flush;
   }
+  last_ = isRun ? entry.get() : last_;
   return *entries_.emplace(key, std::move(entry)).first->second;
 }
 
@@ -67,8 +71,7 @@ std::vector<at::Tensor> FusionExecutorCache::run(
   if (options.dump("fusion_ir")) {
     std::cout << fusion_->toString() << std::flush;
   }
-  Entry& entry = lookup(args, options);
-  last_ = &entry;
+  Entry& entry = lookup(args, options, /*isRun=*/true);
   return entry.runtime->run(args, device, stream, options);
 }
 
@@ -94,8 +97,8 @@ std::vector<std::string> FusionExecutorCache::cudaCodeFor(
 
 std::vector<std::string> FusionExecutorCache::lastCudaCode() const {
   std::vector<std::string> sources;
-  if (last_ != nullptr) {
-    for (const auto& kernel : last_->runtime->kernels()) {
+  if (const Entry* last = lastEntry()) {
+    for (const auto& kernel : last->runtime->kernels()) {
       if (kernel) {
         sources.push_back(kernel->source().code);
       }

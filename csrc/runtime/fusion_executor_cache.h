@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@
 
 namespace nvfuser {
 
+// Thread-safe: execute may be called on one fusion from several threads at
+// once (the Python bindings release the GIL). Entries are created under a
+// lock and never removed; each kernel guards its own variants.
 class FusionExecutorCache {
  public:
   // Takes the symbolic fusion as defined by the user.
@@ -39,23 +43,39 @@ class FusionExecutorCache {
 
   const Fusion& fusion() const { return *fusion_; }
   // The concrete fusion used by the last run (nullptr before any run).
+  // Entries live as long as the cache, so the pointer stays valid.
   const Fusion* lastConcreteFusion() const {
-    return last_ ? last_->concrete.fusion.get() : nullptr;
+    const Entry* last = lastEntry();
+    return last ? last->concrete.fusion.get() : nullptr;
   }
   // Its segmentation (nullptr before any run).
   const SegmentedFusion* lastSegmentedFusion() const {
-    return last_ ? &last_->runtime->segmented() : nullptr;
+    const Entry* last = lastEntry();
+    return last ? &last->runtime->segmented() : nullptr;
   }
-  size_t numCachedSignatures() const { return entries_.size(); }
+  size_t numCachedSignatures() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return entries_.size();
+  }
 
  private:
   struct Entry {
     ConcreteFusion concrete;
     std::unique_ptr<SegmentedRuntime> runtime;
   };
-  Entry& lookup(const std::vector<RuntimeArg>& args, const Options& options);
+  // Finds or creates the entry for these args (under mutex_); a run's
+  // entry becomes the last one.
+  Entry& lookup(const std::vector<RuntimeArg>& args, const Options& options,
+                bool isRun = false);
+  const Entry* lastEntry() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return last_;
+  }
 
   std::unique_ptr<Fusion> fusion_;
+  // Guards entries_ and last_; held while an entry is created, so a
+  // signature is concretized, segmented and generated once.
+  mutable std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Entry>> entries_;
   const Entry* last_ = nullptr;
 };

@@ -50,6 +50,23 @@ std::string layoutKey(const std::vector<TensorLayout>& layouts) {
   }
   return key;
 }
+void dumpLaunch(const KernelSource& src, const LaunchParams& lp) {
+  std::cout << "Launch " << src.name << ": grid " << lp.grid << ", block "
+            << lp.block << ", slots " << src.slots
+            << (src.rowReduction   ? " (a block per row)"
+                : src.blockPerSlot ? " (a block per tile of chunks)"
+                                   : "")
+            << (src.workspaceBytes > 0
+                    ? ", a self-clearing workspace of " +
+                          std::to_string(src.workspaceBytes) + " bytes"
+                    : std::string());
+  for (const OutputFamily& fam : src.families) {
+    std::cout << "; family of " << fam.outputs.size()
+              << " output(s): " << fam.numel << " elements, " << fam.vectorWidth
+              << " lane(s)";
+  }
+  std::cout << "\n" << std::flush;
+}
 }  // namespace
 
 PointwiseKernel::PointwiseKernel(const Fusion& fusion, std::string name,
@@ -97,25 +114,33 @@ CompiledKernel PointwiseKernel::compile(const KernelSource& src,
   return compileWithNvrtc(src.code, src.name, arch, ptxasVerbose);
 }
 
-CUfunction PointwiseKernel::functionFor(Variant& v, int device,
-                                        const Options& options) {
-  auto it = v.functions.find(device);
-  if (it != v.functions.end()) {
-    return it->second;
+PointwiseKernel::Variant::Variant() : owner(LoadedModules::newOwner()) {}
+
+PointwiseKernel::Variant::~Variant() {
+  if (loaded) {
+    LoadedModules::get().release(owner,
+                                 {nullptr, LoadedModules::driverUnload()});
   }
-  const KernelSource& src = v.source;
-  CudaDriver& driver = CudaDriver::get();
-  std::string arch = driver.archOf(device);
-  if (options.dump("cuda_kernel")) {
-    std::cout << "// kernel " << src.name << " (" << arch << ")\n"
-              << src.code << std::flush;
-  }
-  CompiledKernel k = compile(src, arch, options.dump("ptxas_verbose"));
-  CUfunction f = driver.loadFunction(k.cubin, src.name);
-  v.functions[device] = f;
-  v.residentBlocks[device] =
-      driver.residentBlocks(f, static_cast<int>(src.block));
-  return f;
+}
+
+ModuleLoader PointwiseKernel::loaderFor(const Variant& v,
+                                        const Options& options) const {
+  ModuleLoader loader;
+  loader.load = [&v, &options](int device, CUmodule* module) {
+    const KernelSource& src = v.source;
+    CudaDriver& driver = CudaDriver::get();
+    std::string arch = driver.archOf(device);
+    if (options.dump("cuda_kernel")) {
+      std::cout << "// kernel " << src.name << " (" << arch << ")\n"
+                << src.code << std::flush;
+    }
+    CompiledKernel k = compile(src, arch, options.dump("ptxas_verbose"));
+    CUfunction f = driver.loadFunction(k.cubin, src.name, module);
+    return std::make_pair(
+        f, driver.residentBlocks(f, static_cast<int>(src.block)));
+  };
+  loader.unload = LoadedModules::driverUnload();
+  return loader;
 }
 
 std::vector<at::Tensor> PointwiseKernel::run(
@@ -148,6 +173,7 @@ std::vector<at::Tensor> PointwiseKernel::run(
     layouts.push_back(layoutOf(t));
     params.push_back(bytesOf(t.data_ptr()));
   }
+  std::lock_guard<std::mutex> lock(mutex_);
   // Steady state: the same layout as last call, no key to build.
   if (layouts != lastLayouts_) {
     last_ = &variantFor(layouts);
@@ -155,7 +181,6 @@ std::vector<at::Tensor> PointwiseKernel::run(
   }
   Variant& variant = *last_;
   const KernelSource& src = variant.source;
-  CUfunction f = functionFor(variant, index, options);
   std::vector<at::Tensor> outputs;
   for (const TensorView* o : src.outputs) {
     auto opts =
@@ -171,36 +196,34 @@ std::vector<at::Tensor> PointwiseKernel::run(
     }
     params.push_back(bytesOf(ws.data_ptr()));
   }
-  if (src.slots == 0) {
-    return outputs;
+  if (src.slots > 0) {
+    launch(variant, index, stream, params, options);
   }
-  LaunchParams lp = computeLaunchParams(src, driver.multiprocessorCount(index),
-                                        variant.residentBlocks.at(index));
-  if (options.dump("launch_param")) {
-    std::cout << "Launch " << src.name << ": grid " << lp.grid << ", block "
-              << lp.block << ", slots " << src.slots
-              << (src.rowReduction   ? " (a block per row)"
-                  : src.blockPerSlot ? " (a block per tile of chunks)"
-                                     : "")
-              << (src.workspaceBytes > 0
-                      ? ", a self-clearing workspace of " +
-                            std::to_string(src.workspaceBytes) + " bytes"
-                      : std::string());
-    for (const OutputFamily& fam : src.families) {
-      std::cout << "; family of " << fam.outputs.size()
-                << " output(s): " << fam.numel << " elements, "
-                << fam.vectorWidth << " lane(s)";
-    }
-    std::cout << "\n" << std::flush;
-  }
-  std::vector<void*> argPtrs;
-  for (ParamBytes& p : params) {
-    argPtrs.push_back(p.data());
-  }
-  driver.launch(f, static_cast<unsigned>(lp.grid),
-                static_cast<unsigned>(lp.block),
-                reinterpret_cast<CUstream>(stream), argPtrs);
   return outputs;
+}
+
+void PointwiseKernel::launch(Variant& variant, int device, void* stream,
+                             std::vector<ParamBytes>& params,
+                             const Options& options) {
+  const KernelSource& src = variant.source;
+  variant.loaded = true;
+  CudaDriver& driver = CudaDriver::get();
+  const int sms = driver.multiprocessorCount(device);
+  LoadedModules::get().use(
+      variant.owner, device, loaderFor(variant, options),
+      [&](const LoadedModules::Function& f) {
+        LaunchParams lp = computeLaunchParams(src, sms, f.residentBlocks);
+        if (options.dump("launch_param")) {
+          dumpLaunch(src, lp);
+        }
+        std::vector<void*> argPtrs;
+        for (ParamBytes& p : params) {
+          argPtrs.push_back(p.data());
+        }
+        driver.launch(f.function, static_cast<unsigned>(lp.grid),
+                      static_cast<unsigned>(lp.block),
+                      reinterpret_cast<CUstream>(stream), argPtrs);
+      });
 }
 
 }  // namespace nvfuser

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "compiler/nvrtc_compiler.h"
 #include "options.h"
 #include "runtime/cuda_driver.h"
+#include "runtime/loaded_modules.h"
 #include "runtime/runtime_args.h"
 
 namespace nvfuser {
@@ -27,8 +29,12 @@ class PointwiseKernel {
                   PointwiseCodegenOptions options,
                   const std::vector<TensorLayout>& predicted);
 
+  // Thread-safe: runs on several threads at once share the variants.
   // The variant used by the last run, else the predicted one.
-  const KernelSource& source() const { return last_->source; }
+  KernelSource source() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return last_->source;
+  }
   const KernelSource& predictedSource() const { return predicted_->source; }
 
   std::vector<at::Tensor> run(const std::vector<RuntimeArg>& args,
@@ -44,16 +50,23 @@ class PointwiseKernel {
 
  private:
   struct Variant {
+    Variant();
+    ~Variant();  // unloads its modules
+    Variant(const Variant&) = delete;
+    Variant& operator=(const Variant&) = delete;
     KernelSource source;
-    std::map<int, CUfunction> functions;  // per device
-    std::map<int, int> residentBlocks;    // per device, per SM
+    // Its modules, one per device, in the process-wide LoadedModules.
+    const uint64_t owner;
+    bool loaded = false;
     // Per (device, stream): launches on one stream run in order, so they
     // can share a workspace that each leaves zeroed.
     std::map<std::pair<int, void*>, at::Tensor> workspaces;
   };
   Variant& variantFor(const std::vector<TensorLayout>& layouts);
-  CUfunction functionFor(Variant& v, int device, const Options& options);
-
+  // Compiles the variant for the device and loads it (on a module miss).
+  ModuleLoader loaderFor(const Variant& v, const Options& options) const;
+  void launch(Variant& variant, int device, void* stream,
+              std::vector<std::vector<char>>& params, const Options& options);
   const Fusion& fusion_;
   std::string name_;
   PointwiseCodegenOptions options_;
@@ -61,6 +74,8 @@ class PointwiseKernel {
   Variant* predicted_ = nullptr;
   Variant* last_ = nullptr;
   std::vector<TensorLayout> lastLayouts_;  // of last_, once run
+  // Guards the variants, last_ and the workspaces.
+  mutable std::mutex mutex_;
 };
 
 }  // namespace nvfuser

@@ -13,6 +13,7 @@
 #include "ops/arith.h"
 #include "ops/op_utils.h"
 #include "runtime/fusion_executor_cache.h"
+#include "runtime/loaded_modules.h"
 #include "segmenter/segmented_fusion.h"
 
 namespace py = pybind11;
@@ -168,6 +169,14 @@ py::dict describeSegmentation(const SegmentedFusion& sf) {
 }  // namespace
 
 void bindFusion(py::module_& m) {
+  m.def("_loaded_kernel_modules", [] { return LoadedModules::get().size(); });
+  m.def(
+      "_unload_kernels",
+      [] {
+        LoadedModules::get().unloadAll(
+            {nullptr, LoadedModules::driverUnload()});
+      },
+      py::call_guard<py::gil_scoped_release>());
   py::class_<Val, std::unique_ptr<Val, py::nodelete>>(m, "Val")
       .def_property_readonly("is_tensor", &Val::isTensor)
       .def_property_readonly("dtype", &Val::dtype)

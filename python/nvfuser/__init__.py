@@ -11,6 +11,8 @@ Usage::
     out = fd.execute([torch.randn(4, 8)])
 """
 
+import atexit
+
 import torch  # noqa: F401  (loads libtorch before the extension)
 
 from . import _C
@@ -18,6 +20,10 @@ from ._C import DataType
 from .fusion_definition import FusionDefinition, Scalar, Tensor, Vector
 
 __all__ = ["DataType", "FusionDefinition", "Scalar", "Tensor", "Vector"]
+
+# Loaded CUDA modules are unloaded while the driver is certainly still up
+# (C++ static destruction comes too late for that).
+atexit.register(_C._unload_kernels)
 
 if hasattr(torch, "compile"):  # torch >= 2.0: backend="nvfuser"
     from .fx import register as _register_backend

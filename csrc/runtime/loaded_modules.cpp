@@ -1,0 +1,113 @@
+#include "runtime/loaded_modules.h"
+
+#include <atomic>
+#include <cstdlib>
+
+#include "exceptions.h"
+#include "runtime/cuda_driver.h"
+
+namespace nvfuser {
+
+namespace {
+size_t capacityFromEnvironment() {
+  const char* v = std::getenv("NVFUSER_MAX_LOADED_MODULES");
+  if (v == nullptr || *v == '\0') {
+    return 2048;
+  }
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  NVF_CHECK(end != v && *end == '\0' && n > 0,
+            "NVFUSER_MAX_LOADED_MODULES must be a positive integer, got '", v,
+            "'");
+  return static_cast<size_t>(n);
+}
+}  // namespace
+
+LoadedModules::LoadedModules(size_t capacity) : capacity_(capacity) {
+  NVF_ASSERT(capacity_ > 0, "a module table needs room for one module");
+}
+
+ModuleLoader::Unload LoadedModules::driverUnload() {
+  return [](int device, CUmodule module) {
+    CudaDriver::get().unloadModule(device, module);
+  };
+}
+
+LoadedModules& LoadedModules::get() {
+  // Never destroyed: at static destruction the driver may be gone already;
+  // the Python package unloads at interpreter exit instead.
+  static LoadedModules* table = new LoadedModules(capacityFromEnvironment());
+  return *table;
+}
+
+uint64_t LoadedModules::newOwner() {
+  static std::atomic<uint64_t> next{1};
+  return next++;
+}
+
+void LoadedModules::use(uint64_t owner, int device, const ModuleLoader& loader,
+                        const std::function<void(const Function&)>& use) {
+  const std::pair<uint64_t, int> key{owner, device};
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = entries_.find(key);
+    if (it != entries_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second.lru);
+      use(it->second.function);
+      return;
+    }
+  }
+  // Loaded outside the lock: other kernels keep launching meanwhile.
+  Entry e;
+  auto [f, resident] = loader.load(device, &e.module);
+  e.function = Function{f, resident};
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = entries_.find(key);
+  if (it != entries_.end()) {  // another thread loaded it first
+    loader.unload(device, e.module);
+  } else {
+    lru_.push_front(key);
+    e.lru = lru_.begin();
+    it = entries_.emplace(key, e).first;
+  }
+  lru_.splice(lru_.begin(), lru_, it->second.lru);
+  const Function chosen = it->second.function;
+  evictPastCapacity(loader);  // never the front: the one about to be used
+  use(chosen);
+}
+
+void LoadedModules::evictPastCapacity(const ModuleLoader& loader) {
+  while (entries_.size() > capacity_) {
+    const std::pair<uint64_t, int> victim = lru_.back();
+    lru_.pop_back();
+    auto it = entries_.find(victim);
+    loader.unload(victim.second, it->second.module);
+    entries_.erase(it);
+  }
+}
+
+void LoadedModules::release(uint64_t owner, const ModuleLoader& loader) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = entries_.lower_bound({owner, INT32_MIN});
+  while (it != entries_.end() && it->first.first == owner) {
+    loader.unload(it->first.second, it->second.module);
+    lru_.erase(it->second.lru);
+    it = entries_.erase(it);
+  }
+}
+
+void LoadedModules::unloadAll(const ModuleLoader& loader) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& [key, e] : entries_) {
+    loader.unload(key.second, e.module);
+  }
+  entries_.clear();
+  lru_.clear();
+}
+
+size_t LoadedModules::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return entries_.size();
+}
+
+}  // namespace nvfuser
