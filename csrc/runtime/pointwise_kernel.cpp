@@ -87,14 +87,17 @@ PointwiseKernel::Variant& PointwiseKernel::variantFor(
 
 CompiledKernel PointwiseKernel::compile(const KernelSource& src,
                                         const std::string& arch,
-                                        bool ptxasVerbose) {
+                                        const Options& options) {
+  const bool ptxasVerbose = options.dump("ptxas_verbose");
+  const KernelCaches caches = KernelCaches::forOptions(options);
   // Row kernels: more resident blocks where a register cap costs no spill
   // (their blocks overlap one row's reductions with other rows' loads).
   if (src.rowReduction) {
     return compileForOccupancy(src.code, src.name, arch,
-                               static_cast<int>(src.block), ptxasVerbose);
+                               static_cast<int>(src.block), ptxasVerbose,
+                               caches);
   }
-  return compileWithNvrtc(src.code, src.name, arch, ptxasVerbose);
+  return compileWithNvrtc(src.code, src.name, arch, ptxasVerbose, 0, caches);
 }
 
 CUfunction PointwiseKernel::functionFor(Variant& v, int device,
@@ -110,7 +113,7 @@ CUfunction PointwiseKernel::functionFor(Variant& v, int device,
     std::cout << "// kernel " << src.name << " (" << arch << ")\n"
               << src.code << std::flush;
   }
-  CompiledKernel k = compile(src, arch, options.dump("ptxas_verbose"));
+  CompiledKernel k = compile(src, arch, options);
   CUfunction f = driver.loadFunction(k.cubin, src.name);
   v.functions[device] = f;
   v.residentBlocks[device] =
