@@ -475,46 +475,46 @@ TEST_F(KernelDiskCacheTest, ConcurrentWritersNeverExposePartialEntries) {
 
 // ---- through compileWithNvrtc ----
 
-TEST_F(KernelDiskCacheTest, SecondCompileLoadsTheVerifiedEntry) {
-  KernelDiskCache cache(dir_.string());
+namespace {
+// kKernel for sm_90 through `cache` alone (no in-memory cache in front).
+CompiledKernel compileThrough(KernelDiskCache& cache, int maxRegisters = 0) {
   KernelCaches diskOnly;
   diskOnly.memory = false;
   diskOnly.disk = &cache;
-  const CompiledKernel first =
-      compileWithNvrtc(kKernel, "k", "sm_90", false, 0, diskOnly);
+  return compileWithNvrtc(kKernel, "k", "sm_90", false, maxRegisters, diskOnly);
+}
+}  // namespace
+
+TEST_F(KernelDiskCacheTest, SecondCompileLoadsTheVerifiedEntry) {
+  KernelDiskCache cache(dir_.string());
+  const CompiledKernel first = compileThrough(cache);
   EXPECT_EQ(cache.stats().writes, 1u);
-  const CompiledKernel second =
-      compileWithNvrtc(kKernel, "k", "sm_90", false, 0, diskOnly);
+  const CompiledKernel second = compileThrough(cache);
   EXPECT_EQ(cache.stats().hits, 1u);
   EXPECT_EQ(second.cubin, first.cubin);
   EXPECT_EQ(second.registers, first.registers);
   EXPECT_EQ(second.spillBytes, first.spillBytes);
   EXPECT_EQ(second.arch, "sm_90");
   // A register cap is another key, so another entry.
-  compileWithNvrtc(kKernel, "k", "sm_90", false, 32, diskOnly);
+  compileThrough(cache, 32);
   EXPECT_EQ(cache.stats().writes, 2u);
 }
 
 TEST_F(KernelDiskCacheTest, TamperedEntryIsRecompiledAndRewritten) {
   KernelDiskCache cache(dir_.string());
-  KernelCaches diskOnly;
-  diskOnly.memory = false;
-  diskOnly.disk = &cache;
-  const CompiledKernel first =
-      compileWithNvrtc(kKernel, "k", "sm_90", false, 0, diskOnly);
+  const CompiledKernel first = compileThrough(cache);
   const fs::path path = dir_ / KernelDiskCache::entryName(
                                    kernelCacheKey(kKernel, "k", "sm_90", 0));
   std::vector<char> bytes = readBytes(path);
   ASSERT_GT(bytes.size(), kKernelCacheHeaderBytes + 64);
   bytes[kKernelCacheHeaderBytes + 64] ^= 0x10;  // a cubin byte
   writeBytes(path, bytes);
-  const CompiledKernel second =
-      compileWithNvrtc(kKernel, "k", "sm_90", false, 0, diskOnly);
+  const CompiledKernel second = compileThrough(cache);
   EXPECT_EQ(second.cubin, first.cubin);
   EXPECT_EQ(cache.stats().rejected, 1u);
   EXPECT_EQ(cache.stats().hits, 0u);
   EXPECT_EQ(cache.stats().writes, 2u);
-  compileWithNvrtc(kKernel, "k", "sm_90", false, 0, diskOnly);
+  compileThrough(cache);
   EXPECT_EQ(cache.stats().hits, 1u);
 }
 
