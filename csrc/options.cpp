@@ -55,8 +55,8 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "int64_index",  // 64-bit index math even where 32 bits suffice
   };
   static const std::vector<std::string> kDisable = {
-      "input_forwarding",  "extended_input_forwarding",
-      "horizontal_fusion", "kernel_cache",
+      "input_forwarding", "extended_input_forwarding", "horizontal_fusion",
+      "kernel_cache",     // no cubin cache, on disk or in memory
       "vectorization",    // vector loads/stores in generated kernels
       "reduction_split",  // long reductions with few outputs in two steps
   };

@@ -3,17 +3,19 @@
 #include <nvrtc.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <functional>
 #include <iostream>
-#include <iterator>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <tuple>
+#include <utility>
 #include <vector>
 
+#include "compiler/kernel_cache_entry.h"
+#include "compiler/kernel_disk_cache.h"
 #include "exceptions.h"
+#include "options.h"
 
 namespace nvfuser {
 
@@ -23,18 +25,27 @@ void checkNvrtc(nvrtcResult r, const char* what) {
                  " failed: ", nvrtcGetErrorString(r));
 }
 
-std::string cachePath(size_t hash, const std::string& arch, int maxRegisters) {
-  const char* dir = std::getenv("NVFUSER_CACHE_DIR");
-  if (dir == nullptr || *dir == '\0') {
-    return "";
-  }
-  std::ostringstream os;
-  os << dir << "/kernel_" << std::hex << hash << "_" << arch;
+// Every option NVRTC gets; also part of the disk cache key. ptxas always
+// reports (registers and spills are kept); the report stays in the log
+// only when asked for.
+std::vector<std::string> nvrtcOptions(const std::string& arch,
+                                      int maxRegisters) {
+  std::vector<std::string> opts = {"--gpu-architecture=" + arch, "--std=c++17",
+                                   "-default-device", "--ptxas-options=-v"};
   if (maxRegisters > 0) {
-    os << "_r" << std::dec << maxRegisters;
+    opts.push_back("--maxrregcount=" + std::to_string(maxRegisters));
   }
-  os << ".cubin";
-  return os.str();
+  return opts;
+}
+
+// Length first, so no two field lists hash the same bytes.
+void addKeyField(Sha256& hasher, const std::string& field) {
+  uint8_t length[8];
+  for (int i = 0; i < 8; ++i) {
+    length[i] = static_cast<uint8_t>(uint64_t{field.size()} >> (8 * i));
+  }
+  hasher.update(length, sizeof(length));
+  hasher.update(field);
 }
 
 // The number just before `unit` in ptxas' report, from `from` on.
@@ -70,14 +81,10 @@ CompiledKernel compileUncached(const std::string& source,
   checkNvrtc(nvrtcCreateProgram(&prog, source.c_str(), (name + ".cu").c_str(),
                                 0, nullptr, nullptr),
              "create program");
-  std::string archOpt = "--gpu-architecture=" + arch;
-  std::string capOpt = "--maxrregcount=" + std::to_string(maxRegisters);
-  // ptxas always reports (registers and spills are kept); the report stays
-  // in the log only when asked for.
-  std::vector<const char*> opts = {archOpt.c_str(), "--std=c++17",
-                                   "-default-device", "--ptxas-options=-v"};
-  if (maxRegisters > 0) {
-    opts.push_back(capOpt.c_str());
+  const std::vector<std::string> optStrings = nvrtcOptions(arch, maxRegisters);
+  std::vector<const char*> opts;
+  for (const std::string& o : optStrings) {
+    opts.push_back(o.c_str());
   }
   nvrtcResult r =
       nvrtcCompileProgram(prog, static_cast<int>(opts.size()), opts.data());
@@ -111,12 +118,73 @@ CompiledKernel compileUncached(const std::string& source,
 }
 }  // namespace
 
+KernelCaches KernelCaches::standard() {
+  KernelCaches caches;
+  caches.disk = KernelDiskCache::fromEnvironment();
+  return caches;
+}
+
+KernelCaches KernelCaches::forOptions(const Options& options) {
+  if (options.disabled("kernel_cache")) {
+    KernelCaches none;
+    none.memory = false;
+    return none;
+  }
+  return standard();
+}
+
+Sha256Digest kernelCacheKey(const std::string& source, const std::string& name,
+                            const std::string& arch, int maxRegisters) {
+  Sha256 hasher;
+  addKeyField(hasher, "nvfuser-lite kernel");
+  addKeyField(hasher, std::to_string(kKernelCacheFormatVersion));
+  addKeyField(hasher, source);
+  addKeyField(hasher, name);
+  addKeyField(hasher, arch);
+  addKeyField(hasher, nvrtcVersionString());
+  for (const std::string& o : nvrtcOptions(arch, maxRegisters)) {
+    addKeyField(hasher, o);
+  }
+  return hasher.finish();
+}
+
+namespace {
+CompiledKernel compileWithDiskCache(const std::string& source,
+                                    const std::string& name,
+                                    const std::string& arch, int maxRegisters,
+                                    KernelDiskCache* disk) {
+  if (disk == nullptr) {
+    return compileUncached(source, name, arch, /*ptxasVerbose=*/false,
+                           maxRegisters);
+  }
+  const Sha256Digest key = kernelCacheKey(source, name, arch, maxRegisters);
+  if (std::optional<KernelCacheEntry> entry = disk->load(key)) {
+    CompiledKernel k;
+    k.arch = arch;
+    k.cubin = std::move(entry->payload);
+    k.registers = entry->registers;
+    k.spillBytes = entry->spillBytes;
+    k.maxRegisters = maxRegisters;
+    return k;
+  }
+  CompiledKernel k = compileUncached(source, name, arch,
+                                     /*ptxasVerbose=*/false, maxRegisters);
+  KernelCacheEntry entry;
+  entry.payload = k.cubin;
+  entry.registers = k.registers;
+  entry.spillBytes = k.spillBytes;
+  disk->store(key, entry);
+  return k;
+}
+}  // namespace
+
 CompiledKernel compileWithNvrtc(const std::string& source,
                                 const std::string& name,
                                 const std::string& arch, bool ptxasVerbose,
-                                int maxRegisters) {
+                                int maxRegisters, const KernelCaches& caches) {
   if (ptxasVerbose) {
-    CompiledKernel k = compileUncached(source, name, arch, true, maxRegisters);
+    CompiledKernel k = compileUncached(source, name, arch,
+                                       /*ptxasVerbose=*/true, maxRegisters);
     std::cout << "// ptxas " << name << " (" << arch;
     if (maxRegisters > 0) {
       std::cout << ", at most " << maxRegisters << " registers";
@@ -124,6 +192,11 @@ CompiledKernel compileWithNvrtc(const std::string& source,
     std::cout << "):\n" << k.log << std::flush;
     return k;
   }
+  if (!caches.memory) {
+    // The disk cache is safe to use from many threads on its own.
+    return compileWithDiskCache(source, name, arch, maxRegisters, caches.disk);
+  }
+  // Held while compiling, so two threads never compile the same kernel.
   static std::mutex mutex;
   static std::map<std::tuple<std::string, std::string, int>, CompiledKernel>
       cache;
@@ -133,26 +206,8 @@ CompiledKernel compileWithNvrtc(const std::string& source,
   if (it != cache.end()) {
     return it->second;
   }
-  std::string path =
-      cachePath(std::hash<std::string>{}(source), arch, maxRegisters);
-  CompiledKernel k;
-  std::ifstream cached(path, std::ios::binary);
-  std::ifstream report(path + ".regs");
-  if (!path.empty() && cached && report) {
-    k.arch = arch;
-    k.maxRegisters = maxRegisters;
-    k.cubin.assign(std::istreambuf_iterator<char>(cached),
-                   std::istreambuf_iterator<char>());
-    report >> k.registers >> k.spillBytes;
-  } else {
-    k = compileUncached(source, name, arch, /*ptxasVerbose=*/false,
-                        maxRegisters);
-    if (!path.empty()) {
-      std::ofstream(path, std::ios::binary)
-          .write(k.cubin.data(), static_cast<std::streamsize>(k.cubin.size()));
-      std::ofstream(path + ".regs") << k.registers << " " << k.spillBytes;
-    }
-  }
+  CompiledKernel k =
+      compileWithDiskCache(source, name, arch, maxRegisters, caches.disk);
   return cache.emplace(key, std::move(k)).first->second;
 }
 

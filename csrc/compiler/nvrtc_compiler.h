@@ -5,7 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "compiler/sha256.h"
+
 namespace nvfuser {
+
+class KernelDiskCache;
+class Options;
 
 struct CompiledKernel {
   std::string arch;         // "sm_90"
@@ -17,17 +22,34 @@ struct CompiledKernel {
   int maxRegisters = 0;  // the cap it was compiled with (0: none)
 };
 
-// Throws a RuntimeError with NVRTC's log when compilation fails. Results
-// are cached in memory by (source, arch, cap), and on disk under
-// $NVFUSER_CACHE_DIR when it is set.
+// The caches compileWithNvrtc reads and fills.
+struct KernelCaches {
+  // This process' compiled kernels by (source, arch, register cap).
+  bool memory = true;
+  // Verified entries on disk (kernel_disk_cache.h); nullptr: none.
+  KernelDiskCache* disk = nullptr;
+
+  // Both, the disk one where $NVFUSER_CACHE_DIR names it.
+  static KernelCaches standard();
+  // standard(), or neither under NVFUSER_DISABLE=kernel_cache.
+  static KernelCaches forOptions(const Options& options);
+};
+
+// Throws a RuntimeError with NVRTC's log when compilation fails. Looks in
+// `caches` before compiling (memory first, then disk) and fills them after;
+// a disk entry yields no NVRTC log.
 // With ptxasVerbose ptxas' report (registers, spills, shared memory) is
 // printed to stdout and kept in `log`; this bypasses the caches.
 // maxRegisters > 0 caps the registers per thread (ptxas spills the rest).
-CompiledKernel compileWithNvrtc(const std::string& source,
-                                const std::string& name,
-                                const std::string& arch,
-                                bool ptxasVerbose = false,
-                                int maxRegisters = 0);
+CompiledKernel compileWithNvrtc(
+    const std::string& source, const std::string& name, const std::string& arch,
+    bool ptxasVerbose = false, int maxRegisters = 0,
+    const KernelCaches& caches = KernelCaches::standard());
+
+// The disk cache key of a compile: a SHA-256 of everything that decides its
+// cubin (source, name, arch, NVRTC version and options, entry format).
+Sha256Digest kernelCacheKey(const std::string& source, const std::string& name,
+                            const std::string& arch, int maxRegisters);
 
 // NVRTC's version, e.g. "13.0".
 std::string nvrtcVersionString();

@@ -26,8 +26,10 @@ int residentBlocksByRegisters(int registers, int blockThreads) {
 CompiledKernel compileForOccupancy(const std::string& source,
                                    const std::string& name,
                                    const std::string& arch, int blockThreads,
-                                   bool ptxasVerbose) {
-  CompiledKernel k = compileWithNvrtc(source, name, arch, ptxasVerbose);
+                                   bool ptxasVerbose,
+                                   const KernelCaches& caches) {
+  CompiledKernel k =
+      compileWithNvrtc(source, name, arch, ptxasVerbose, 0, caches);
   if (k.registers <= 0 || blockThreads <= 0) {
     return k;
   }
@@ -42,7 +44,7 @@ CompiledKernel compileForOccupancy(const std::string& source,
     return k;
   }
   CompiledKernel capped =
-      compileWithNvrtc(source, name, arch, ptxasVerbose, cap);
+      compileWithNvrtc(source, name, arch, ptxasVerbose, cap, caches);
   return capped.spillBytes == 0 ? capped : k;
 }
 

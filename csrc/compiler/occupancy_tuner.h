@@ -18,10 +18,10 @@ int residentBlocksByRegisters(int registers, int blockThreads);
 
 // The kernel compiled as compileWithNvrtc does, or with a register cap
 // when that holds one more block per SM, costs at most 8 registers and
-// spills nothing.
-CompiledKernel compileForOccupancy(const std::string& source,
-                                   const std::string& name,
-                                   const std::string& arch, int blockThreads,
-                                   bool ptxasVerbose = false);
+// spills nothing. Both compiles use `caches`.
+CompiledKernel compileForOccupancy(
+    const std::string& source, const std::string& name, const std::string& arch,
+    int blockThreads, bool ptxasVerbose = false,
+    const KernelCaches& caches = KernelCaches::standard());
 
 }  // namespace nvfuser

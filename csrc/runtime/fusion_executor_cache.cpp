@@ -88,7 +88,7 @@ std::vector<std::string> FusionExecutorCache::cudaCodeFor(
   for (const auto& kernel : entry.runtime->kernels()) {
     if (kernel) {
       const KernelSource& ks = kernel->predictedSource();
-      PointwiseKernel::compile(ks, arch, options.dump("ptxas_verbose"));
+      PointwiseKernel::compile(ks, arch, options);
       sources.push_back(ks.code);
     }
   }

@@ -104,14 +104,17 @@ PointwiseKernel::Variant& PointwiseKernel::variantFor(
 
 CompiledKernel PointwiseKernel::compile(const KernelSource& src,
                                         const std::string& arch,
-                                        bool ptxasVerbose) {
+                                        const Options& options) {
+  const bool ptxasVerbose = options.dump("ptxas_verbose");
+  const KernelCaches caches = KernelCaches::forOptions(options);
   // Row kernels: more resident blocks where a register cap costs no spill
   // (their blocks overlap one row's reductions with other rows' loads).
   if (src.rowReduction) {
     return compileForOccupancy(src.code, src.name, arch,
-                               static_cast<int>(src.block), ptxasVerbose);
+                               static_cast<int>(src.block), ptxasVerbose,
+                               caches);
   }
-  return compileWithNvrtc(src.code, src.name, arch, ptxasVerbose);
+  return compileWithNvrtc(src.code, src.name, arch, ptxasVerbose, 0, caches);
 }
 
 PointwiseKernel::Variant::Variant() : owner(LoadedModules::newOwner()) {}
@@ -134,7 +137,7 @@ ModuleLoader PointwiseKernel::loaderFor(const Variant& v,
       std::cout << "// kernel " << src.name << " (" << arch << ")\n"
                 << src.code << std::flush;
     }
-    CompiledKernel k = compile(src, arch, options.dump("ptxas_verbose"));
+    CompiledKernel k = compile(src, arch, options);
     CUfunction f = driver.loadFunction(k.cubin, src.name, module);
     return std::make_pair(
         f, driver.residentBlocks(f, static_cast<int>(src.block)));

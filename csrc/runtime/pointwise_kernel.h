@@ -44,9 +44,11 @@ class PointwiseKernel {
   // The layout of a tensor argument as the generator sees it.
   static TensorLayout layoutOf(const at::Tensor& t);
 
-  // Compiles a generated kernel for `arch` as every launch of it is.
+  // Compiles a generated kernel for `arch` as every launch of it is
+  // (ptxas_verbose dump; kernel caches unless kernel_cache is disabled).
   static CompiledKernel compile(const KernelSource& src,
-                                const std::string& arch, bool ptxasVerbose);
+                                const std::string& arch,
+                                const Options& options);
 
  private:
   struct Variant {
