@@ -129,12 +129,14 @@ PointwiseKernel::Variant::~Variant() {
 ModuleLoader PointwiseKernel::loaderFor(const Variant& v,
                                         const Options& options) const {
   ModuleLoader loader;
-  loader.load = [&v, &options](int device, CUmodule* module) {
+  loader.load = [this, &v, &options](int device, CUmodule* module) {
     const KernelSource& src = v.source;
     CudaDriver& driver = CudaDriver::get();
     std::string arch = driver.archOf(device);
     if (options.dump("cuda_kernel")) {
-      std::cout << "// kernel " << src.name << " (" << arch << ")\n"
+      std::cout << "// kernel " << src.name << " (" << arch
+                << "), generated for this segment:\n/*\n"
+                << fusion_.toString() << "*/\n"
                 << src.code << std::flush;
     }
     CompiledKernel k = compile(src, arch, options);

@@ -1,6 +1,8 @@
 #include "runtime/segmented_runtime.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <functional>
 #include <unordered_map>
 
 #include "analysis/tensor_shape.h"
@@ -8,6 +10,21 @@
 #include "runtime/aten_evaluator.h"
 
 namespace nvfuser {
+
+namespace {
+// nvfuser_<scheduler>_g<id>_<hash of the segment>: unique across regions
+// and fusions, so a profiler's kernel names lead to NVFUSER_DUMP=cuda_kernel
+// output, which prints each kernel's segment.
+std::string kernelName(const SegmentedGroup& g, const Fusion& segment) {
+  char hash[17];
+  std::snprintf(
+      hash, sizeof(hash), "%08llx",
+      static_cast<unsigned long long>(
+          std::hash<std::string>{}(segment.toString()) & 0xffffffffULL));
+  return "nvfuser_" + std::string(toString(g.scheduler)) + "_g" +
+         std::to_string(g.id) + "_" + hash;
+}
+}  // namespace
 
 namespace {
 // Layouts a segment's kernel will most likely see: the actual layout of
@@ -54,9 +71,7 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
       if (d) {
         try {
           kernel = std::make_unique<PointwiseKernel>(
-              *segments_.back().fusion,
-              "nvfuser_" + std::string(toString(g.scheduler)) + "_g" +
-                  std::to_string(g.id),
+              *segments_.back().fusion, kernelName(g, *segments_.back().fusion),
               codegen, predictedLayouts(complete, segments_.back(), args));
         } catch (const Error& e) {
           if (e.kind() != ErrorKind::NotImplemented) {
