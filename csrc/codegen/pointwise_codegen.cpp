@@ -138,7 +138,7 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
     paramName_[in] = p;
     ks.inputs.push_back(in);
     params << (params.tellp() ? ", " : "");
-    if (in->isTensor()) {
+    if (!passedByValue(in)) {
       params << "const " << cudaType(in->dtype()) << "* __restrict__ " << p;
       maxInBytes = std::max(maxInBytes, dataTypeSize(in->dtype()));
       minInBytes = std::min(minInBytes, dataTypeSize(in->dtype()));
@@ -427,6 +427,10 @@ Decision canGeneratePointwise(const Fusion& fusion) {
     }
   }
   return Decision::yes();
+}
+
+bool passedByValue(const Val* input) {
+  return !input->isTensor() || input->asTensor()->isCpuScalar();
 }
 
 KernelSource generatePointwiseKernel(const Fusion& fusion,

@@ -84,6 +84,10 @@ constexpr int64_t kMaxRecomputedReduction = 32;
 // Pointwise ops, resize ops and reductions that do not reduce the innermost
 // dim (each thread loops over the reduced dims of its own elements).
 Decision canGeneratePointwise(const Fusion& fusion);
+// Whether a kernel takes this fusion input by value: scalars, and 0-dim CPU
+// tensors (torch.compile's constants), whose value is copied into the
+// launch's parameters instead of the device reading host memory.
+bool passedByValue(const Val* input);
 // layouts: one per fusion input (ignored for scalars); empty means every
 // tensor input is dense and aligned.
 KernelSource generatePointwiseKernel(const Fusion& fusion,

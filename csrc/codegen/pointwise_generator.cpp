@@ -99,8 +99,11 @@ Index PointwiseKernelGenerator::operandIndex(const TensorView* tv,
 // A vector load when the lanes read consecutive, aligned elements; one load
 // for all lanes when they read the same element; a gather otherwise.
 Value PointwiseKernelGenerator::load(const TensorView* tv, const Index& idx) {
-  const TensorLayout& layout = layouts_.at(inputIndex_.at(tv));
   const std::string& p = paramName_.at(tv);
+  if (passedByValue(tv)) {
+    return Value{p, false};
+  }
+  const TensorLayout& layout = layouts_.at(inputIndex_.at(tv));
   std::string offset;
   int64_t laneStride = 0;
   bool uniformAligned = true;

@@ -169,8 +169,17 @@ std::vector<at::Tensor> PointwiseKernel::run(
       continue;
     }
     at::Tensor t = *args[i].tensor;
+    if (passedByValue(v)) {  // a 0-dim CPU tensor: its bytes by value
+      NVF_ASSERT(t.is_cpu() && t.dim() == 0, "kernel ", name_,
+                 " takes a CPU scalar for ", v->toString());
+      ParamBytes b(t.element_size());
+      std::memcpy(b.data(), t.data_ptr(), b.size());
+      params.push_back(std::move(b));
+      layouts.emplace_back();
+      continue;
+    }
     if (t.device() != device) {
-      t = t.to(device);  // a CPU scalar tensor
+      t = t.to(device);
     }
     NVF_ASSERT(t.sizes().vec() == concreteShape(v->asTensor()), "kernel ",
                name_, " got sizes ", t.sizes(), " for ", v->toString());

@@ -36,7 +36,7 @@ std::vector<TensorLayout> predictedLayouts(
   for (size_t i = 0; i < seg.inputs.size(); ++i) {
     const Val* v = seg.inputs[i];
     TensorLayout l;
-    if (v->isTensor()) {
+    if (!passedByValue(v)) {
       const auto& ins = complete.inputs();
       auto it = std::find(ins.begin(), ins.end(), v);
       const RuntimeArg* arg =

@@ -30,10 +30,10 @@ std::string wrapper(const KernelSource& ks) {
   size_t k = 0;
   for (const Val* in : ks.inputs) {
     const std::string t = cudaType(in->dtype());
-    params +=
-        (params.empty() ? "" : ", ") +
-        (in->isTensor() ? "(const " + t + "*)a[" + std::to_string(k) + "]"
-                        : "*(const " + t + "*)a[" + std::to_string(k) + "]");
+    params += (params.empty() ? "" : ", ") +
+              (!passedByValue(in)
+                   ? "(const " + t + "*)a[" + std::to_string(k) + "]"
+                   : "*(const " + t + "*)a[" + std::to_string(k) + "]");
     ++k;
   }
   for (const TensorView* o : ks.outputs) {

@@ -266,3 +266,24 @@ TEST(EmulatedKernelTest, RandomFusions) {
 }
 
 }  // namespace nvfuser
+
+namespace nvfuser {
+
+// torch.compile passes constants as 0-dim CPU tensors: the kernel takes
+// their value as a parameter (the device never reads host memory), in
+// every dtype, Half and BFloat16 included.
+TEST(EmulatedKernelTest, CpuScalarTensorsArePassedByValue) {
+  for (at::ScalarType st :
+       {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16, at::kLong}) {
+    Fusion f;
+    TensorView* x = defineTensor(f, {4, 8}, DataType::Float);
+    TensorView* s =
+        defineTensor(f, {}, fromAtenType(st), {}, {}, /*isCpuScalar=*/true);
+    f.addOutput(binaryOp(BinaryOpType::Mul, x, s));
+    at::Tensor scalar = at::scalar_tensor(2.5, at::TensorOptions().dtype(st));
+    EXPECT_EQ(checkEmulated(f, {at::randn({4, 8}), scalar}), 1u)
+        << at::toString(st);
+  }
+}
+
+}  // namespace nvfuser
