@@ -19,8 +19,13 @@ seed and the program.
 
     python tests/python/fx_fuzz.py 0 500     # seeds 0..499
     python tests/python/fx_fuzz.py --seed 17 # one case, printed
+    NVFUSER_FUZZ_DEVICE=cuda python tests/python/fx_fuzz.py 0 500
+
+Programs are written on the CPU (so every seed gives the same program
+everywhere); NVFUSER_FUZZ_DEVICE=cuda runs them on the GPU.
 """
 
+import os
 import random
 import sys
 import warnings
@@ -41,6 +46,12 @@ MAX_ELEMENTS = 48
 
 class FuzzFailure(AssertionError):
     """A case whose compiled result differs from eager."""
+
+
+class FuzzSkip(Exception):
+    """A case no tracer traces faithfully (make_fx refused a program with
+    x[i] = v, which symbolic_trace cannot trace at all; or the traced
+    graph computes something else than the program)."""
 
 
 class Case:
@@ -335,17 +346,22 @@ def _factory(b, rng):
     return b.add(form.format(x=x, s=_scalar(rng)))
 
 
-def _inplace(b, rng):
+def _inplace(b, rng, setitem):
     """An in-place write to a value (an input, a view of one, or an
-    intermediate), then reads that see it."""
+    intermediate), then reads that see it. `setitem`: x[i] = v too (only
+    make_fx traces it)."""
     x = b.pick()
     other = _operand(b, rng)
-    form = rng.choice(("{x}.add_({o})", "{x}.mul_({o})", "{x}.sub_({o})",
-                       "{x}.div_({o})", "{x}.copy_({o})", "{x}.zero_()",
-                       "torch.add({x}, {o}, out={x})",
-                       "F.relu({x}, inplace=True)", "{x}.relu_()",
-                       "torch.mul({o}, 2, out={x})"))
-    return b.add_statement(form.format(x=x, o=other))
+    forms = ["{x}.add_({o})", "{x}.mul_({o})", "{x}.sub_({o})",
+             "{x}.div_({o})", "{x}.copy_({o})", "{x}.zero_()",
+             "torch.add({x}, {o}, out={x})", "F.relu({x}, inplace=True)",
+             "{x}.relu_()", "torch.mul({o}, 2, out={x})"]
+    if setitem:
+        forms += ["{x}[{index}] = {s}", "{x}[{index}] = {o}"]
+    form = rng.choice(forms)
+    return b.add_statement(form.format(
+        x=x, o=other, s=_scalar(rng),
+        index=_index(rng, list(b.value(x).shape))))
 
 
 _STEPS = ((_unary, 3), (_binary, 6), (_reduction, 2), (_view, 3),
@@ -364,12 +380,13 @@ def generate(seed):
             shape = tuple(rng.choice((s, 1)) for s in base[rng.randrange(
                 len(base) + 1):])
         inputs.append(_random_tensor(rng, gen, shape, rng.choice(DTYPES)))
+    tracer = "make_fx" if rng.random() < 0.3 else "symbolic_trace"
     b = _Builder(rng, inputs)
     steps, weights = zip(*_STEPS)
     writes = rng.random() < 0.3
     for _ in range(rng.randint(2, 8)):
         if writes and rng.random() < 0.25:
-            _inplace(b, rng)
+            _inplace(b, rng, setitem=tracer == "make_fx")
         else:
             rng.choices(steps, weights)[0](b, rng)
     made = [n for n in b.tensors if n.startswith("v")]
@@ -381,7 +398,6 @@ def generate(seed):
         ", ".join(b.names), "\n".join(body), ", ".join(outputs))
     scope = {"torch": torch, "F": F}
     exec(compile(source, "<fx_fuzz seed %d>" % seed, "exec"), scope)  # noqa
-    tracer = "make_fx" if rng.random() < 0.3 else "symbolic_trace"
     dtypes = {b.value(n).dtype for n in b.tensors}
     return Case(seed, source, scope["f"], inputs, tracer, dtypes)
 
@@ -397,7 +413,10 @@ def _trace(case):
             return make_fx(case.fn)(*[t.clone() for t in case.inputs])
         except Exception:  # noqa: BLE001 (a tracer limit, not our bug)
             case.tracer = "symbolic_trace (make_fx failed)"
-    return torch.fx.symbolic_trace(case.fn)
+    try:
+        return torch.fx.symbolic_trace(case.fn)
+    except Exception as e:  # noqa: BLE001
+        raise FuzzSkip("seed %d: no tracer: %s" % (case.seed, e)) from e
 
 
 _TOLERANCE = {torch.float16: (1e-2, 1e-2), torch.bfloat16: (2e-2, 2e-2),
@@ -434,11 +453,32 @@ def _identical(a, b):
             ((a == b) | (a.isnan() & b.isnan())).all())))
 
 
-def run_case(case):
-    """Compiles and checks one case; raises FuzzFailure on any mismatch.
-    Returns the compiled module (for statistics)."""
+def _check_tracer(case, gm, want, eager_in):
+    """Skips a case whose traced graph, run in eager, already differs from
+    the program (make_fx records `bool_tensor & True` as an int64 op in
+    torch 1.13): compile_graph can only be asked to match the graph."""
+    graph_in = [t.clone() for t in case.inputs]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traced = gm(*graph_in)
+    traced = traced if isinstance(traced, (tuple, list)) else (traced,)
+    same = len(traced) == len(want) and all(
+        _same(a, b, case.dtypes) is None for a, b in
+        list(zip(traced, want)) + list(zip(graph_in, eager_in)))
+    if not same:
+        raise FuzzSkip("seed %d: the %s graph differs from the program in "
+                       "eager" % (case.seed, case.tracer))
+
+
+def run_case(case, device=None):
+    """Compiles and checks one case on `device` (default: the
+    NVFUSER_FUZZ_DEVICE environment variable, else the CPU); raises
+    FuzzFailure on any mismatch. Returns the compiled module."""
     def fail(what):
         raise FuzzFailure("%s\n%s" % (what, case.describe()))
+
+    device = device or os.environ.get("NVFUSER_FUZZ_DEVICE", "cpu")
+    case.inputs = [t.to(device) for t in case.inputs]
 
     gm = _trace(case)
     examples = [t.clone() for t in case.inputs]
@@ -454,6 +494,7 @@ def run_case(case):
     eager_in = [t.clone() for t in case.inputs]
     ours_in = [t.clone() for t in case.inputs]
     want = case.fn(*eager_in)
+    _check_tracer(case, gm, want, eager_in)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -477,15 +518,35 @@ def run_case(case):
     return compiled
 
 
+class Stats:
+    """What a run of seeds did."""
+
+    def __init__(self):
+        self.cases = self.skipped = self.regions = self.writes = 0
+        self.failures = []
+
+    def __str__(self):
+        return ("%d cases (%d skipped: not traceable), %d failures, %d "
+                "regions, %d programs writing in place" % (
+                    self.cases, self.skipped, len(self.failures),
+                    self.regions, self.writes))
+
+
 def run(seeds):
-    """Runs the seeds; returns (cases, failures as messages, regions)."""
-    failures, regions = [], 0
+    """Runs the seeds; returns their Stats."""
+    stats = Stats()
     for seed in seeds:
+        stats.cases += 1
+        case = generate(seed)
         try:
-            regions += len(run_case(generate(seed)).nvfuser_regions)
+            stats.regions += len(run_case(case).nvfuser_regions)
         except FuzzFailure as e:
-            failures.append(str(e))
-    return len(seeds), failures, regions
+            stats.failures.append(str(e))
+        except FuzzSkip:
+            stats.skipped += 1
+        stats.writes += any(w in case.source for w in (
+            "_(", "out=", "inplace=", "] ="))
+    return stats
 
 
 def main(argv):
@@ -496,13 +557,12 @@ def main(argv):
         print("ok")
         return 0
     first, last = (int(argv[0]), int(argv[1])) if argv else (0, 200)
-    cases, failures, regions = run(range(first, last))
-    for f in failures:
+    stats = run(range(first, last))
+    for f in stats.failures:
         print(f)
         print("-" * 72)
-    print("%d cases, %d failures, %d regions" % (cases, len(failures),
-                                                 regions))
-    return 1 if failures else 0
+    print(stats)
+    return 1 if stats.failures else 0
 
 
 if __name__ == "__main__":

@@ -378,6 +378,30 @@ def test_var_reads_unbiased_and_keepdim_by_position():
         torch.testing.assert_close(c(x), want, rtol=1e-6, atol=1e-6)
 
 
+def test_var_with_fewer_elements_than_the_correction():
+    # PyTorch divides by max(0, N - correction): nan for an empty reduction
+    # (0 / 0), inf where the deviations are not all zero. Found by the
+    # fuzzer (seed 5727).
+    for shape, correction in (((4, 0), 1), ((4, 1), 2), ((4, 2), 3)):
+        x = torch.randn(shape)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # degrees of freedom <= 0
+            c = check(lambda t: torch.var(t, 1, correction=correction) * 1,
+                      x)
+        translated(c, "var")
+
+
+def test_reductions_accumulate_in_the_result_dtype():
+    # sum(dtype=float64) adds float64 values, not float32 ones cast after.
+    x = torch.randn(5, 301) * 1000
+    c = check(lambda t: (t.mean(1, dtype=torch.float64),
+                         t.sum(0, dtype=torch.float64),
+                         torch.sum(t, 1, True, dtype=torch.float64)), x)
+    translated(c, "mean", "sum_1", "sum_2")
+    c = check(lambda t: ((t > 0).sum(1), t.int().prod(1) * 1), x[:, :3])
+    assert c.nvfuser_regions
+
+
 def test_transpose_and_squeeze_keywords():
     x = torch.randn(2, 3, 4)
     c = check(lambda t: (torch.transpose(t, dim0=1, dim1=2) * 1,

@@ -181,15 +181,12 @@ class MutationAnalysis:
         self.writes = {}  # writing node -> the input nodes it writes
         self.epoch = {}
         self.position = {}
-        count = 0
         for i, n in enumerate(graph.nodes):
             self.position[n] = i
-            self.epoch[n] = count
+            self.epoch[n] = len(self.writes)
             w = written_inputs(n, gm, values)
             if w is not None:
                 self.writes[n] = w
-                count += 1
-        self.count = count
         self._aliases = self._alias_classes(graph, values or {})
         self._written_roots = {self._aliases.find(x)
                                for w in self.writes.values() for x in w}
@@ -209,8 +206,8 @@ class MutationAnalysis:
                 for x in self.writes[n]:
                     uf.union(n, x)
                 continue
-            if not _is_tensorish(values.get(n, torch.empty(0))):
-                continue
+            if n in values and not _is_tensorish(values[n]):
+                continue  # shape arithmetic and the like
             name = op_name(n)
             fresh = name in TABLE and name not in VIEW_OPS
             if not fresh:
@@ -224,8 +221,7 @@ class MutationAnalysis:
     def shares_written_memory(self, node):
         """Whether the node's value may share memory with a tensor that
         the graph writes to in place."""
-        return bool(self.writes) and \
-            self._aliases.find(node) in self._written_roots
+        return self._aliases.find(node) in self._written_roots
 
 
 def split_by_epoch(groups, epoch):

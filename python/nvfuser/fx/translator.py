@@ -569,10 +569,10 @@ def _reduction(name):
         out = ctx.value_of(node)
         if not isinstance(out, torch.Tensor):
             raise Unsupported("%s returning indices" % name)
-        if name in ("sum", "prod"):
-            # PyTorch accumulates in the result dtype (int32 and bool sums
-            # give int64; dtype= chooses it): convert first.
-            x = _cast_tensor(ctx, x, out.dtype)
+        # PyTorch reduces in the result dtype (int32 and bool sums give
+        # int64; dtype= chooses it): convert first. (A half mean stays half
+        # here; the core accumulates it in float, as PyTorch does.)
+        x = _cast_tensor(ctx, x, out.dtype)
         dims = _all_dims_if_none(p.get("dim"), _rank(x))
         r = getattr(ctx.fd.ops, name)(x, dims, bool(p.get("keepdim", False)))
         return ctx.fd.ops.cast(r, _nv(out.dtype))
@@ -587,6 +587,12 @@ def _var(ctx, node, p):
         correction = 1 if p.get("unbiased", True) else 0
     if not isinstance(correction, int):
         raise Unsupported("a non-integer correction")
+    # PyTorch divides by max(0, N - correction): 0 / 0 is nan for an empty
+    # reduction. The core divides by N - correction as is, so clamp here.
+    count = 1
+    for d in dims:
+        count *= _in_shape(x)[d]
+    correction = min(correction, count)
     return ctx.fd.ops.var(x, dims, correction, bool(p.get("keepdim", False)))
 
 
