@@ -94,8 +94,8 @@ INTS_B = torch.tensor([2, 2, -3, 4, 5, 3, -2, -2])
     lambda a, b: torch.divide(a, b),
     lambda a, b: a.div(b) * 2,
     lambda a, b: (a + b) / (b * 3),
-], ids=["a/b", "a/8", "7/b", "torch.div(7, b)", "torch.div", "true_divide", "divide",
-        "method", "inside a region"])
+], ids=["a/b", "a/8", "7/b", "torch.div(7, b)", "torch.div", "true_divide",
+        "divide", "method", "inside a region"])
 def test_integer_true_division_gives_floats(form):
     c = check(form, INTS_A, INTS_B)
     translated(c, "truediv", "div", "true_divide", "divide")
@@ -127,8 +127,8 @@ def test_aten_div_tensor_of_integers():
     c = check(lambda a, b: torch.div(a, b) + torch.div(a, 3), INTS_A, INTS_B,
               trace="make_fx")
     translated(c, "div", "div_1")
-    assert any(n.target is torch.ops.aten.div.Tensor
-               for n in make_fx(lambda a, b: a / b)(INTS_A, INTS_B).graph.nodes)
+    graph = make_fx(lambda a, b: a / b)(INTS_A, INTS_B).graph
+    assert any(n.target is torch.ops.aten.div.Tensor for n in graph.nodes)
 
 
 @pytest.mark.parametrize("form", [

@@ -25,7 +25,7 @@ import operator
 
 import torch
 
-from .schema import Unsupported, normalize
+from .schema import normalize
 from .translator import TABLE, VIEW_OPS, is_mutating_name, op_name
 
 # Python operators that write to their first operand.

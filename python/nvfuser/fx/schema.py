@@ -21,7 +21,6 @@ the Python-level function calls it (``input``, ``tensor``, ``a``).
 
 import functools
 import inspect
-import operator
 
 import torch
 
