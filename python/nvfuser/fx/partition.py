@@ -8,6 +8,7 @@ module executing one FusionDefinition. ``NVFUSER_DUMP=fx_partition`` prints
 the regions and every unsupported node with its reason.
 """
 
+import copy
 import operator
 import os
 import warnings
@@ -19,31 +20,89 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 
 from ..fusion_definition import FusionDefinition, torch_dtype_to_nvfuser_dtype
 from ..values import Tensor
-from .translator import (SPLIT_OPS, SUPPORTED_DTYPES, Unsupported, op_name,
-                         translate_node)
+from .mutation import (MutationAnalysis, order_nodes, split_by_epoch,
+                       written_inputs)
+from .translator import (SPLIT_OPS, SUPPORTED_DTYPES, TABLE, VIEW_OPS,
+                         Unsupported, op_name, translate_checked)
 
 
 def _dump_enabled():
     return "fx_partition" in os.environ.get("NVFUSER_DUMP", "").split(",")
 
 
-class _Recorder(torch.fx.Interpreter):
-    """Runs the graph once and keeps every node's value."""
+def _detached(v):
+    """A value as it is now: a tensor's sizes, strides and dtype are its
+    own (an in-place resize_ or t_ of the original later leaves them be);
+    the data is shared, and nothing reads it."""
+    if isinstance(v, torch.Tensor):
+        return v.detach()
+    if isinstance(v, (tuple, list)):
+        return type(v)(_detached(x) for x in v) if type(v) in (
+            tuple, list) else v
+    return v
 
-    def __init__(self, gm):
+
+class _Recorder(torch.fx.Interpreter):
+    """Runs the graph once and keeps every node's value. Compiling must not
+    change anything the caller owns: in a graph that writes in place it
+    works on copies of the module's constant tensors (the caller's inputs
+    are copied by record_values), and a training-mode submodule with
+    buffers (batch norm's running statistics) runs as a copy."""
+
+    def __init__(self, gm, writes):
         super().__init__(gm)
         self.values = {}
+        self.writes = writes
+        self._copies = {}
 
     def run_node(self, n):
         v = super().run_node(n)
-        self.values[n] = v
+        self.values[n] = _detached(v)
         return v
+
+    def get_attr(self, target, args, kwargs):
+        v = super().get_attr(target, args, kwargs)
+        if self.writes and isinstance(v, torch.Tensor):
+            return self._copy(target, v, lambda t: t.clone())
+        return v
+
+    def call_module(self, target, args, kwargs):
+        mod = self.fetch_attr(target)
+        if mod.training and any(True for _ in mod.buffers()):
+            mod = self._copy(target, mod, copy.deepcopy)
+        return mod(*args, **kwargs)
+
+    def _copy(self, key, obj, how):
+        if key not in self._copies:
+            self._copies[key] = how(obj)
+        return self._copies[key]
+
+
+def _copy_inputs(example_inputs):
+    """Copies of the tensors (one copy per distinct tensor object, so an
+    input passed twice stays one tensor); other values as they are."""
+    copies = {}
+
+    def one(v):
+        if not isinstance(v, torch.Tensor):
+            return v
+        if id(v) not in copies:
+            copies[id(v)] = v.detach().clone()
+        return copies[id(v)]
+    return [one(v) for v in example_inputs]
+
+
+def graph_writes(gm):
+    """Whether any node of the graph may write to a tensor in place."""
+    return any(written_inputs(n, gm) is not None for n in gm.graph.nodes)
 
 
 def record_values(gm, example_inputs):
     """Every node's value: from the graph's metadata where every node has
     one (aot_autograd and dynamo graphs, possibly fake tensors), else by
-    running the graph on the example inputs (symbolic_trace graphs)."""
+    running the graph on the example inputs (symbolic_trace graphs). A
+    graph that writes in place runs on copies of the inputs, which are
+    never modified."""
     nodes = list(gm.graph.nodes)
     calls = [n for n in nodes if n.op in ("call_function", "call_method")]
     if calls and all("val" in n.meta for n in calls):
@@ -59,9 +118,11 @@ def record_values(gm, example_inputs):
             else:
                 values[n] = None
         return values
-    rec = _Recorder(gm)
+    writes = graph_writes(gm)
+    rec = _Recorder(gm, writes)
+    inputs = _copy_inputs(example_inputs) if writes else list(example_inputs)
     with torch.no_grad():
-        rec.run(*example_inputs)
+        rec.run(*inputs)
     return rec.values
 
 
@@ -79,7 +140,7 @@ class _TranslationContext:
     def value_of(self, node):
         return self.values[node]
 
-    def _to_shape(self, x, shape):
+    def to_shape(self, x, shape):
         if not isinstance(x, Tensor):
             return x
         r = x.ndim
@@ -90,11 +151,11 @@ class _TranslationContext:
 
     def broadcast_binary(self, fn, a, b, node):
         shape = list(self.value_of(node).shape)
-        return fn(self._to_shape(a, shape), self._to_shape(b, shape))
+        return fn(self.to_shape(a, shape), self.to_shape(b, shape))
 
     def broadcast_ternary(self, fn, a, b, c, node):
         shape = list(self.value_of(node).shape)
-        return fn(*[self._to_shape(x, shape) for x in (a, b, c)])
+        return fn(*[self.to_shape(x, shape) for x in (a, b, c)])
 
 
 # Shape, dtype and integer arithmetic on them. Inside a region such a node
@@ -135,11 +196,14 @@ def is_metadata(node, values):
     return True
 
 
-def _support_reason(node, values, reasons):
+def _support_reason(node, values, reasons, analysis):
     """None when the node can be translated, else why not. `reasons` holds
     those of the node's users already (nodes are decided last to first)."""
     if node.op not in ("call_function", "call_method"):
         return "not a call"
+    if analysis.is_write(node):
+        return "writes to a tensor in place; stays in eager, where the " \
+               "reads around it are ordered"
     if is_metadata(node, values):
         # Only for region ops: shape arithmetic read by eager nodes stays
         # with them.
@@ -148,9 +212,11 @@ def _support_reason(node, values, reasons):
                 return "read by %s, which runs in eager" % u.name
         return None
     name = op_name(node)
-    from .translator import TABLE
     if TABLE.get(name) is None:
         return "no translation for %s" % name
+    if name in VIEW_OPS and analysis.shares_written_memory(node):
+        return "may share memory with a tensor written in place; a " \
+               "region's copy would not see the write"
     out = values.get(node)
     if isinstance(out, (tuple, list)) and name in SPLIT_OPS:
         # A tuple of pieces: fine when only getitems read it.
@@ -191,17 +257,20 @@ def _support_reason(node, values, reasons):
                 return v
             args = torch.fx.node.map_aggregate(node.args, arg)
             kwargs = torch.fx.node.map_aggregate(node.kwargs, arg)
-            r = translate_node(ctx, node, list(args), dict(kwargs))
+            r = translate_checked(ctx, node, list(args), dict(kwargs))
             for piece in (r if isinstance(r, tuple) else (r,)):
-                if not isinstance(piece, Tensor):
-                    return "translation gave no tensor"
                 fd.add_output(piece)
     except Unsupported as e:
         return str(e)
-    except (TypeError, ValueError, RuntimeError, NotImplementedError,
-            KeyError, IndexError) as e:
-        return "rejected: %s" % str(e).splitlines()[0][:100]
+    except Exception as e:  # noqa: BLE001 (any failure leaves it to eager)
+        return "rejected: %s: %s" % (type(e).__name__,
+                                     _first_line(e)[:100])
     return None
+
+
+def _first_line(e):
+    lines = str(e).splitlines()
+    return lines[0] if lines else ""
 
 
 def _getitem_users_only(node):
@@ -217,11 +286,11 @@ class _Support(OperatorSupportBase):
     never settle when the node is eager and a getitem is not): such a node
     and its getitems are supported together or not at all."""
 
-    def __init__(self, values, graph):
+    def __init__(self, values, graph, analysis):
         self.values = values
         reasons = {}
         for n in reversed(graph.nodes):
-            reasons[n] = _support_reason(n, values, reasons)
+            reasons[n] = _support_reason(n, values, reasons, analysis)
         self.reasons = {n: reasons[n] for n in graph.nodes}  # graph order
         changed = True
         while changed:
@@ -291,12 +360,11 @@ class FusionRegion(torch.nn.Module):
                 elif n.op in ("call_function", "call_method"):
                     args = torch.fx.node.map_arg(n.args, lambda a: env[a])
                     kwargs = torch.fx.node.map_arg(n.kwargs, lambda a: env[a])
-                    r = translate_node(ctx, n, list(args), dict(kwargs))
-                    if isinstance(r, Tensor):
-                        want = torch_dtype_to_nvfuser_dtype(v.dtype)
-                        if r.dtype != want:  # PyTorch's result type
-                            r = fd.ops.cast(r, want)
-                    env[n] = r  # a tuple for split: read by getitems
+                    # Cast to PyTorch's result type, checked as in the
+                    # support dry run.
+                    env[n] = translate_checked(ctx, n, list(args),
+                                               dict(kwargs))
+                    # (a tuple for split: read by getitems)
                 elif n.op == "output":
                     outs = n.args[0]
                     outs = outs if isinstance(outs, (tuple, list)) else [outs]
@@ -383,10 +451,11 @@ def leaves_and_returns(nodes):
     return False
 
 
-def merge_independent(partitions):
+def merge_independent(partitions, epoch=None):
     """Joins partitions with no path between them in either direction (the
     q and k gradients of a rotary embedding): one FusionDefinition, so one
-    horizontally fused kernel, instead of several."""
+    horizontally fused kernel, instead of several. With `epoch` (node ->
+    epoch, see mutation.py) only partitions of one epoch are joined."""
     # Plain node sets (Partition.nodes is a set in torch 1.13, a dict in 2.x).
     groups = [set(p.nodes) for p in
               sorted(partitions, key=lambda p: min(n.name for n in p.nodes))]
@@ -394,6 +463,7 @@ def merge_independent(partitions):
     class _Group:
         def __init__(self, nodes):
             self.nodes = nodes
+            self.epoch = epoch[next(iter(nodes))] if epoch else 0
 
     boxes = [_Group(g) for g in groups]
     partition_of = {n: b for b in boxes for n in b.nodes}
@@ -402,7 +472,8 @@ def merge_independent(partitions):
         changed = False
         for a in boxes:
             for b in boxes:
-                if a is b or not a.nodes or not b.nodes:
+                if a is b or not a.nodes or not b.nodes or \
+                        a.epoch != b.epoch:
                     continue
                 if (_downstream(a.nodes, partition_of) & b.nodes or
                         _downstream(b.nodes, partition_of) & a.nodes):
@@ -421,20 +492,71 @@ def merge_independent(partitions):
 COMPILED_GRAPHS = []
 
 
+def _call_nodes(graph):
+    return [n for n in graph.nodes if n.op in ("call_function", "call_method")]
+
+
+def _finish(gm, regions, unsupported):
+    gm.nvfuser_unsupported = unsupported
+    gm.nvfuser_regions = regions
+    COMPILED_GRAPHS.append(dict(regions=len(regions),
+                                unsupported=dict(unsupported)))
+    return gm
+
+
+def _all_eager(gm, reason):
+    """gm itself, every call left to eager with `reason`."""
+    warnings.warn("nvfuser: the graph runs in eager: %s" % reason)
+    return _finish(gm, [], {n.name: reason for n in _call_nodes(gm.graph)})
+
+
 def compile_graph(gm, example_inputs):
-    """Returns gm with every supported region replaced by a FusionRegion."""
-    values = record_values(gm, example_inputs)
-    support = _Support(values, gm.graph)
+    """Returns a copy of gm with every supported region replaced by a
+    FusionRegion. Never raises for a graph PyTorch can run: whatever cannot
+    be translated stays in eager, with its reason. gm and the example
+    inputs are left as they are."""
+    # Partitioning rewrites the graph it works on; work on a copy so that a
+    # failure anywhere can still hand back the caller's graph intact.
+    work = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph),
+                                class_name=type(gm).__name__)
+    try:
+        values = record_values(work, example_inputs)
+    except Exception as e:  # noqa: BLE001 (the model's own error)
+        # Eager raises the same error when the graph is called.
+        return _all_eager(gm, "running it on the example inputs raised "
+                          "%s: %s" % (type(e).__name__, _first_line(e)))
+    try:
+        return _compile(work, values)
+    except Exception as e:  # noqa: BLE001 (our failure: eager is correct)
+        return _all_eager(gm, "partitioning failed: %s: %s" % (
+            type(e).__name__, _first_line(e)))
+
+
+def _propose(gm, values, analysis, support):
+    """The regions: torch's partitioner's proposals, cut at in-place
+    writes, without ones that would wait on their own output or run
+    nothing but shape arithmetic, then joined where independent."""
     partitioner = CapabilityBasedPartitioner(
         gm, support, allows_single_node_partition=True)
+    proposed = split_by_epoch([set(p.nodes) for p in
+                               partitioner.propose_partitions()],
+                              analysis.epoch)
     # A proposal that an eager node both reads and feeds (torch 1.13's
     # partitioner made some) stays in eager rather than failing the fuse.
-    proposed = [p for p in partitioner.propose_partitions()
-                if not leaves_and_returns(p.nodes)]
+    proposed = [p for p in proposed if not leaves_and_returns(p)]
     # A region of shape arithmetic alone would run nothing: left to eager.
-    partitions = merge_independent([
-        p for p in proposed
-        if not all(is_metadata(n, values) for n in p.nodes)])
+    proposed = [Partition(id=i, nodes=list(p)) for i, p in enumerate(
+        proposed) if not all(is_metadata(n, values) for n in p)]
+    return partitioner, merge_independent(proposed, analysis.epoch)
+
+
+def _compile(gm, values):
+    analysis = MutationAnalysis(gm.graph, values, gm)
+    support = _Support(values, gm.graph, analysis)
+    unsupported = {n.name: r for n, r in support.reasons.items()
+                   if r is not None and n.op in ("call_function",
+                                                 "call_method")}
+    partitioner, partitions = _propose(gm, values, analysis, support)
     by_name = {n.name: v for n, v in values.items()}
     for n in gm.graph.nodes:
         if n.op == "placeholder":
@@ -474,19 +596,65 @@ def compile_graph(gm, example_inputs):
         for ph, outer in zip([p for p in sub.graph.nodes
                               if p.op == "placeholder"], node.args):
             sub_values[ph.name] = original_value(outer)
-        region = FusionRegion(sub, sub_values)
+        try:
+            region = FusionRegion(sub, sub_values)
+        except Exception as e:  # noqa: BLE001 (the region runs in eager)
+            why = "its region failed to translate: %s: %s" % (
+                type(e).__name__, _first_line(e)[:100])
+            unsupported.update({n.name: why for n in _call_nodes(sub.graph)})
+            continue  # the submodule stays: the region's eager graph
         setattr(fused, node.target, region)
         regions.append((node.target, sub))
-    fused.recompile()
+    _restore_order(fused, subs, analysis)
     if _dump_enabled():
         print(describe(regions, support))
-    fused.nvfuser_unsupported = {
-        n.name: r for n, r in support.reasons.items()
-        if r is not None and n.op in ("call_function", "call_method")}
-    fused.nvfuser_regions = [name for name, _ in regions]
-    COMPILED_GRAPHS.append(dict(regions=len(regions),
-                                unsupported=dict(fused.nvfuser_unsupported)))
-    return fused
+    return _finish(fused, [name for name, _ in regions], unsupported)
+
+
+def _restore_order(gm, subs, analysis):
+    """Re-sorts the fused graph (torch's fuse re-sorts it by data alone,
+    breadth first) so that in-place writes keep their place: see
+    mutation.order_nodes. Original nodes keep their names through the
+    fuse; a fused call takes its members' place and epoch, and a getitem
+    on it follows it."""
+    position = {n.name: analysis.position[n] for n in analysis.position}
+    epoch = {n.name: analysis.epoch[n] for n in analysis.epoch}
+    writes = {n.name for n in analysis.writes}
+    pos, ep, nodes, output = {}, {}, [], None
+    for n in gm.graph.nodes:
+        if n.op == "output":
+            output = n
+            continue
+        nodes.append(n)
+        if n.op == "call_module" and n.target in subs:
+            members = [m.name for m in _call_nodes(subs[n.target].graph)]
+            pos[n] = min(position[m] for m in members)
+            ep[n] = epoch[members[0]]
+        elif n.name in position and not _reads_fused(n, subs):
+            pos[n], ep[n] = position[n.name], epoch[n.name]
+        else:  # a getitem on a fused call: right after what it reads
+            inputs = n.all_input_nodes
+            pos[n] = max([pos[x] for x in inputs] or [0]) + 0.5
+            ep[n] = max([ep[x] for x in inputs] or [0])
+
+    def is_write(n):
+        return n.name in writes and not (n.op == "call_module" and
+                                         n.target in subs)
+    order = order_nodes(nodes, lambda n: n.all_input_nodes, pos, ep,
+                        is_write)
+    graph = torch.fx.Graph()
+    graph._codegen = gm.graph._codegen
+    env = {}
+    for n in order + [output]:
+        env[n] = graph.node_copy(n, lambda x: env[x])
+    gm.graph = graph
+    gm.recompile()
+
+
+def _reads_fused(node, subs):
+    return node.op == "call_function" and node.target is operator.getitem \
+        and isinstance(node.args[0], torch.fx.Node) and \
+        node.args[0].op == "call_module" and node.args[0].target in subs
 
 
 def describe(regions, support):

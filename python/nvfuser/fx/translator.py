@@ -2,13 +2,20 @@
 
 Every entry of ``TABLE`` maps an op name (an ATen overload packet's name
 such as ``add`` for ``aten.add.Tensor``, a Python operator, a ``torch``
-function or a tensor method) to a handler ``fn(ctx, node, args, kwargs)``
-that defines the node's value in ``ctx.fd`` and returns it, or raises
-``Unsupported`` with the reason. Handlers see concrete argument values:
-nvfuser Tensors for tensor nodes of the region, recorded Python values for
-everything else (ints, slices, shapes). Output shapes come from the value
-the node produced when the graph was recorded, so view/expand/reshape never
-need symbolic arithmetic.
+function or a tensor method) to a handler ``fn(ctx, node, p)`` that defines
+the node's value in ``ctx.fd`` and returns it, or raises ``Unsupported``
+with the reason. ``p`` is the node's arguments read through the op's
+signature (``schema.normalize``): a dict name -> value with defaults, the
+same whether the caller passed an argument by position or by keyword.
+Values are nvfuser Tensors for tensor nodes of the region and recorded
+Python values for everything else (ints, slices, shapes). Output shapes
+come from the value the node produced when the graph was recorded, so
+view/expand/reshape never need symbolic arithmetic.
+
+``translate_checked`` is the one entry point: it runs the handler, then
+checks the result against what PyTorch produced (shape, and integer vs
+floating vs bool) and casts it to PyTorch's dtype, so a handler that
+misreads an op leaves the node in eager instead of computing a wrong value.
 """
 
 import operator
@@ -18,17 +25,17 @@ import torch
 from ..fusion_definition import torch_dtype_to_nvfuser_dtype
 from ..values import Tensor
 from .._C import DataType
+from .schema import Unsupported, normalize
 
 
 SPLIT_OPS = ("split", "split_with_sizes", "chunk")
 
-
-class Unsupported(Exception):
-    """A node the translator leaves to eager, with the reason."""
-
-
 SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16,
                     torch.float64, torch.int64, torch.int32, torch.bool)
+
+_FLOAT_DTYPES = (DataType.Double, DataType.Float, DataType.Half,
+                 DataType.BFloat16)
+_INT_DTYPES = (DataType.Int, DataType.Int32)
 
 
 def op_name(node):
@@ -46,19 +53,35 @@ def op_name(node):
     return getattr(t, "__name__", None)
 
 
-_OPERATORS = {operator.add: "add", operator.sub: "sub", operator.mul: "mul",
-              operator.truediv: "div", operator.neg: "neg",
-              operator.pow: "pow", operator.getitem: "getitem",
-              operator.matmul: "matmul"}
+# Python operators whose __name__ is not the torch op they call on tensors.
+_OPERATORS = {operator.truediv: "div", operator.and_: "bitwise_and",
+              operator.or_: "bitwise_or", operator.xor: "bitwise_xor",
+              operator.invert: "bitwise_not"}
 
+
+# ---- small helpers ----------------------------------------------------------
 
 def _dims(d, rank):
     d = [d] if isinstance(d, int) else list(d)
     return [x % rank if rank else 0 for x in d]
 
 
+def _all_dims_if_none(dims, rank):
+    """A reduction's dims: None or an empty list means every dim."""
+    if dims is None or (isinstance(dims, (list, tuple)) and not dims):
+        return list(range(rank))
+    return _dims(dims, rank)
+
+
 def _shape(ctx, node):
+    """The node's recorded (PyTorch) output shape."""
     return list(ctx.value_of(node).shape)
+
+
+def _in_shape(x):
+    """A fusion tensor's sizes (all static: regions are defined for the
+    recorded shapes)."""
+    return [int(s) for s in x.shape()]
 
 
 def _rank(x):
@@ -71,115 +94,310 @@ def _scalar_ok(x):
     raise Unsupported("operand of type %s" % type(x).__name__)
 
 
-def _binary(name, alpha_op=None):
-    def fn(ctx, node, args, kwargs):
-        a, b = _scalar_ok(args[0]), _scalar_ok(args[1])
-        alpha = kwargs.get("alpha", args[2] if len(args) > 2 else 1)
-        if alpha_op and alpha != 1:
-            b = ctx.fd.ops.mul(b, alpha)
-        if name == "div" and kwargs.get("rounding_mode") is not None:
-            raise Unsupported("div with rounding_mode")
-        if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-            raise Unsupported("a binary op on two Python numbers")
+def _is_float(x):
+    if isinstance(x, Tensor):
+        return x.dtype in _FLOAT_DTYPES
+    return isinstance(x, float)
+
+
+def _nv(dtype):
+    return torch_dtype_to_nvfuser_dtype(dtype)
+
+
+def _out_dtype(ctx, node):
+    return ctx.value_of(node).dtype
+
+
+def _cast_tensor(ctx, x, dtype):
+    """x as `dtype` when it is a Tensor of another dtype; Python numbers
+    are left to the core's promotion (they never widen a tensor)."""
+    if isinstance(x, Tensor) and x.dtype != _nv(dtype):
+        return ctx.fd.ops.cast(x, _nv(dtype))
+    return x
+
+
+def _two_operands(p):
+    """(self, other) of a binary op; pow calls the second "exponent"."""
+    second = p["other"] if "other" in p else p.get("exponent")
+    a, b = _scalar_ok(p["self"]), _scalar_ok(second)
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        raise Unsupported("a binary op on two Python numbers")
+    return a, b
+
+
+# ---- elementwise ------------------------------------------------------------
+
+def _binary(name, alpha_op=False):
+    def fn(ctx, node, p):
+        a, b = _two_operands(p)
+        alpha = p.get("alpha", 1) if alpha_op else 1
+        if alpha != 1:
+            b = b * alpha if not isinstance(b, Tensor) else \
+                ctx.fd.ops.mul(b, alpha)
         return ctx.broadcast_binary(getattr(ctx.fd.ops, name), a, b, node)
     return fn
 
 
+def _rsub(ctx, node, p):
+    """other - alpha * self."""
+    a, b = _two_operands(p)
+    alpha = p.get("alpha", 1)
+    if alpha != 1:
+        a = a * alpha if not isinstance(a, Tensor) else \
+            ctx.fd.ops.mul(a, alpha)
+    return ctx.broadcast_binary(ctx.fd.ops.sub, b, a, node)
+
+
+def _pow(ctx, node, p):
+    """x ** 0.5 and x ** -0.5 with a number exponent are sqrt and rsqrt in
+    PyTorch, which differ from pow at -inf and -0.0 (sqrt(-inf) is nan,
+    pow(-inf, 0.5) is inf); spell them so. (Except float16 on the CPU,
+    which PyTorch computes with pow.)"""
+    a, b = _two_operands(p)
+    if isinstance(a, Tensor) and not isinstance(b, (Tensor, bool)) and \
+            b in (0.5, -0.5):
+        value = ctx.value_of(node)
+        out = value.dtype
+        cpu_half = out == torch.float16 and value.device.type == "cpu"
+        if out.is_floating_point and not cpu_half:
+            x = _cast_tensor(ctx, a, out)
+            return ctx.fd.ops.sqrt(x) if b > 0 else ctx.fd.ops.rsqrt(x)
+    return ctx.broadcast_binary(ctx.fd.ops.pow, a, b, node)
+
+
 def _unary(name):
-    def fn(ctx, node, args, kwargs):
-        return getattr(ctx.fd.ops, name)(_scalar_ok(args[0]))
+    def fn(ctx, node, p):
+        return getattr(ctx.fd.ops, name)(_scalar_ok(p["self"]))
     return fn
 
 
-def _cast(ctx, node, args, kwargs):
+def _round(ctx, node, p):
+    """round(x, decimals=d) as PyTorch computes it: scale by 10**|d| in the
+    op's compute type, round half to even, scale back."""
+    x = _scalar_ok(p["self"])
+    decimals = p.get("decimals", 0)
+    if not decimals:
+        return ctx.fd.ops.round(x)
+    if not _is_float(x):
+        raise Unsupported("round with decimals of a non-floating tensor")
+    scale = float(10 ** abs(decimals))
+    ops = ctx.fd.ops
+    if decimals > 0:
+        return ops.div(ops.round(ops.mul(x, scale)), scale)
+    return ops.mul(ops.round(ops.div(x, scale)), scale)
+
+
+# ---- division -----------------------------------------------------------
+# The core's div truncates integers (C semantics); PyTorch's `/` never
+# does. Each rounding mode is spelled out here in terms of core ops.
+
+def _div(ctx, node, p):
+    a, b = _two_operands(p)
+    mode = p.get("rounding_mode")
+    if mode is None:
+        return _true_divide(ctx, node, a, b)
+    if mode == "trunc":
+        return _rounded_divide(ctx, node, a, b, floor=False)
+    if mode == "floor":
+        return _rounded_divide(ctx, node, a, b, floor=True)
+    raise Unsupported("div with rounding_mode=%r" % (mode,))
+
+
+def _true_divide(ctx, node, a, b):
+    """Integer and bool operands are promoted to PyTorch's result dtype (the
+    default float dtype) before dividing: 7 / 2 is 3.5."""
+    out = _out_dtype(ctx, node)
+    if not out.is_floating_point:
+        raise Unsupported("true division giving %s" % out)
+    a, b = _cast_tensor(ctx, a, out), _cast_tensor(ctx, b, out)
+    if not isinstance(a, Tensor) and _is_reflected(node):
+        # number / tensor is Tensor.__rtruediv__: PyTorch computes
+        # reciprocal(b) * number (two roundings; 7 / 3 differs from
+        # 7 * (1 / 3) in the last bit).
+        r = ctx.fd.ops.cast(ctx.fd.ops.reciprocal(b), _nv(out))
+        return ctx.broadcast_binary(ctx.fd.ops.mul, r, a, node)
+    return ctx.broadcast_binary(ctx.fd.ops.div, a, b, node)
+
+
+def _is_reflected(node):
+    """Python's `number / tensor` (operator.truediv with the tensor second,
+    or the __rtruediv__ method), not torch.div(number, tensor)."""
+    return node.target is operator.truediv or node.target in (
+        "__rtruediv__", "__rdiv__")
+
+
+def _floor_divide(ctx, node, p):
+    """`a // b` and torch.floor_divide: division rounded toward -inf."""
+    a, b = _two_operands(p)
+    return _rounded_divide(ctx, node, a, b, floor=True)
+
+
+def _rounded_divide(ctx, node, a, b, floor):
+    out = _out_dtype(ctx, node)
+    if out in (torch.float16, torch.bfloat16):
+        # PyTorch rounds the quotient to the half type before rounding it
+        # to an integer; computing in float could round differently.
+        raise Unsupported("rounded division in %s" % out)
+    if out == torch.bool:
+        raise Unsupported("rounded division of bools")
+    shape = _shape(ctx, node)
+    a = ctx.to_shape(_cast_tensor(ctx, a, out), shape)
+    b = ctx.to_shape(_cast_tensor(ctx, b, out), shape)
+    if not out.is_floating_point:
+        if not isinstance(b, Tensor) and b == 0:
+            # PyTorch raises ZeroDivisionError; eager keeps that behaviour.
+            raise Unsupported("integer division by zero")
+        q = ctx.fd.ops.div(a, b)  # C division: toward zero
+        return _int_floor_fixup(ctx, a, b, q, out) if floor else q
+    if floor:
+        return _float_floor_divide(ctx, a, b)
+    return _trunc(ctx, ctx.fd.ops.div(a, b))
+
+
+def _is_negative(ctx, x):
+    """x < 0: a Python bool for a number, a Bool tensor for a tensor."""
+    return x < 0 if not isinstance(x, Tensor) else ctx.fd.ops.lt(x, 0)
+
+
+def _differ(ctx, p, q):
+    """p != q for bools, each a Python bool or a Bool tensor."""
+    if not isinstance(p, Tensor) and not isinstance(q, Tensor):
+        return p != q
+    if not isinstance(p, Tensor):
+        p, q = q, p
+    if isinstance(q, Tensor):
+        return ctx.fd.ops.ne(p, q)
+    return ctx.fd.ops.logical_not(p) if q else p
+
+
+def _int_floor_fixup(ctx, a, b, q, out):
+    """Truncated quotient -> floored: one less where the division was
+    inexact and the operands' signs differ (the remainder's sign is a's)."""
+    ops = ctx.fd.ops
+    r = ops.sub(a, ops.mul(q, b))
+    signs_differ = _differ(ctx, _is_negative(ctx, r), _is_negative(ctx, b))
+    if signs_differ is False:
+        return q
+    inexact = ops.ne(r, 0)
+    fix = inexact if signs_differ is True else ops.logical_and(
+        inexact, signs_differ)
+    return ops.sub(q, ops.cast(fix, _nv(out)))
+
+
+def _trunc(ctx, x):
+    ops = ctx.fd.ops
+    return ops.where(ops.lt(x, 0), ops.ceil(x), ops.floor(x))
+
+
+def _float_floor_divide(ctx, a, b):
+    """PyTorch's (and Python's) floating floor division, step for step:
+    (a - fmod(a, b)) / b corrected by one where the remainder's sign is
+    b's opposite, then rounded to the nearest integer; an exact zero keeps
+    the sign of a / b, and b == 0 gives a / b (inf or nan). Plain
+    floor(a / b) differs (1 // 0.1 is 9, floor(1 / 0.1) is 10)."""
+    ops = ctx.fd.ops
+    mod = ops.fmod(a, b)
+    d = ops.div(ops.sub(a, mod), b)
+    wrong_sign = _differ(ctx, _is_negative(ctx, b), ops.lt(mod, 0))
+    fix = ops.logical_and(ops.ne(mod, 0), wrong_sign)
+    d = ops.where(fix, ops.sub(d, 1), d)
+    fl = ops.floor(d)
+    fl = ops.where(ops.gt(ops.sub(d, fl), 0.5), ops.add(fl, 1), fl)
+    quotient = ops.div(a, b)
+    # Where d == 0 the quotient is finite (|a| < |b|), so 0 * quotient is
+    # the zero with the quotient's sign.
+    result = ops.where(ops.eq(d, 0), ops.mul(quotient, 0.0), fl)
+    if isinstance(b, Tensor):
+        return ops.where(ops.eq(b, 0), quotient, result)
+    return quotient if b == 0 else result
+
+
+# ---- conversions ------------------------------------------------------------
+
+def _check_same_device(ctx, node):
     out = ctx.value_of(node)
-    x = args[0]
-    layout_kwargs = {k: v for k, v in kwargs.items()
-                     if k not in ("dtype", "copy", "non_blocking")
-                     and v is not None}
-    if any(k in ("device", "layout", "memory_format") and v is not None
-           for k, v in layout_kwargs.items()):
-        dev = kwargs.get("device")
-        if dev is not None and torch.device(dev) != out.device:
+    for a in node.all_input_nodes:
+        v = ctx.value_of(a)
+        if isinstance(v, torch.Tensor) and v.device != out.device:
             raise Unsupported("a device change")
-    return ctx.fd.ops.cast(x, torch_dtype_to_nvfuser_dtype(out.dtype))
 
 
-def _to_method(ctx, node, args, kwargs):
-    src = ctx.value_of(node.args[0])
-    out = ctx.value_of(node)
-    if out.device != src.device:
-        raise Unsupported("a device change")
-    return ctx.fd.ops.cast(args[0], torch_dtype_to_nvfuser_dtype(out.dtype))
+def _cast(ctx, node, p):
+    """_to_copy / convert_element_type / to / float / type_as ...: the
+    recorded result says which dtype; a device change stays eager."""
+    _check_same_device(ctx, node)
+    x = p["self"]
+    if not isinstance(x, Tensor):
+        raise Unsupported("a conversion of a non-tensor")
+    return ctx.fd.ops.cast(x, _nv(_out_dtype(ctx, node)))
 
 
-def _reshape(ctx, node, args, kwargs):
-    return ctx.fd.ops.reshape(args[0], _shape(ctx, node))
+# ---- shape ops --------------------------------------------------------------
+
+def _reshape(ctx, node, p):
+    if "dtype" in p:
+        raise Unsupported("view as another dtype (a bit reinterpretation)")
+    return ctx.fd.ops.reshape(p["self"], _shape(ctx, node))
 
 
-def _permute(ctx, node, args, kwargs):
-    dims = args[1:] if len(args) > 2 or isinstance(args[1], int) else args[1]
-    return ctx.fd.ops.permute(args[0], _dims(list(dims), _rank(args[0])))
+def _permute(ctx, node, p):
+    return ctx.fd.ops.permute(p["self"],
+                              _dims(list(p["dims"]), _rank(p["self"])))
 
 
-def _transpose(ctx, node, args, kwargs):
-    rank = _rank(args[0])
-    if len(args) == 1:  # .t()
+def _transpose(ctx, node, p):
+    x = p["self"]
+    rank = _rank(x)
+    if "dim0" not in p:  # .t()
         if rank < 2:
-            return args[0]
+            return ctx.fd.ops.set(x)
         a, b = 0, 1
     else:
-        a, b = _dims(args[1], rank)[0], _dims(args[2], rank)[0]
+        a, b = _dims(p["dim0"], rank)[0], _dims(p["dim1"], rank)[0]
     perm = list(range(rank))
     perm[a], perm[b] = perm[b], perm[a]
-    return ctx.fd.ops.permute(args[0], perm)
+    return ctx.fd.ops.permute(x, perm)
 
 
-def _unsqueeze(ctx, node, args, kwargs):
+def _unsqueeze(ctx, node, p):
     out = _shape(ctx, node)
-    d = args[1] % len(out)
+    d = p["dim"] % len(out)
     keep = [i for i in range(len(out)) if i != d]
-    return ctx.fd.ops.broadcast_in_dim(args[0], out, keep)
+    return ctx.fd.ops.broadcast_in_dim(p["self"], out, keep)
 
 
-def _squeeze(ctx, node, args, kwargs):
-    x = args[0]
-    shape = list(ctx.value_of(node.args[0]).shape)
-    if len(args) > 1:
-        dims = [d for d in _dims(args[1], len(shape)) if shape[d] == 1]
+def _squeeze(ctx, node, p):
+    x = p["self"]
+    shape = _in_shape(x)
+    if p.get("dim") is not None:
+        dims = [d for d in _dims(p["dim"], len(shape)) if shape[d] == 1]
     else:
         dims = [i for i, s in enumerate(shape) if s == 1]
-    return ctx.fd.ops.squeeze(x, dims) if dims else x
+    return ctx.fd.ops.squeeze(x, dims) if dims else ctx.fd.ops.set(x)
 
 
-def _expand(ctx, node, args, kwargs):
+def _expand(ctx, node, p):
     out = _shape(ctx, node)
-    x = args[0]
+    x = p["self"]
     r = _rank(x)
     if r < len(out):
         x = ctx.fd.ops.broadcast_in_dim(
-            x, [1] * (len(out) - r) + list(ctx.value_of(node.args[0]).shape),
+            x, [1] * (len(out) - r) + _in_shape(x),
             list(range(len(out) - r, len(out))))
     return ctx.fd.ops.expand(x, out)
 
 
-def _slice_range(args, kwargs, first, shape):
-    """(dim, start, end, step) of a slice-like op whose dim argument is
-    args[first], normalized against `shape` as Python slicing does."""
-    def get(name, i, default):
-        return kwargs.get(name, args[i] if len(args) > i else default)
-    dim = _dims(get("dim", first, 0), len(shape))[0]
-    start, end, step = slice(get("start", first + 1, None),
-                             get("end", first + 2, None),
-                             get("step", first + 3, 1)).indices(shape[dim])
+def _slice_range(p, shape):
+    """(dim, start, end, step) of a slice-like op, normalized against
+    `shape` as Python slicing does."""
+    dim = _dims(p.get("dim", 0), len(shape))[0]
+    start, end, step = slice(p.get("start"), p.get("end"),
+                             p.get("step", 1)).indices(shape[dim])
     return dim, start, end, step
 
 
-def _slice(ctx, node, args, kwargs):
-    x = args[0]
-    shape = list(ctx.value_of(node.args[0]).shape)
-    dim, start, end, step = _slice_range(args, kwargs, 1, shape)
-    if step != 1 and step <= 0:
+def _slice_of(ctx, x, shape, dim, start, end, step):
+    if step <= 0:
         raise Unsupported("a non-positive slice step")
     starts = [0] * len(shape)
     ends = list(shape)
@@ -188,10 +406,26 @@ def _slice(ctx, node, args, kwargs):
     return ctx.fd.ops.slice(x, starts, ends, strides)
 
 
-def _getitem(ctx, node, args, kwargs):
+def _slice(ctx, node, p):
+    shape = _in_shape(p["self"])
+    return _slice_of(ctx, p["self"], shape, *_slice_range(p, shape))
+
+
+def _narrow(ctx, node, p):
+    shape = _in_shape(p["self"])
+    start = p["start"]
+    if not isinstance(start, int):
+        raise Unsupported("narrow with a tensor start")
+    dim = _dims(p["dim"], len(shape))[0]
+    start = start % shape[dim] if start < 0 else start
+    return _slice_of(ctx, p["self"], shape, dim, start, start + p["length"],
+                     1)
+
+
+def _getitem(ctx, node, p):
     """Basic indexing: slices, ints (a size-1 slice, then squeezed), None
     (a new dim) and one Ellipsis."""
-    x, index = args
+    x, index = p["self"], p["index"]
     if isinstance(x, tuple):
         src = node.args[0]
         if not (isinstance(index, int) and op_name(src) in SPLIT_OPS):
@@ -199,9 +433,9 @@ def _getitem(ctx, node, args, kwargs):
         return x[index]  # one piece of a split
     if not isinstance(x, Tensor):
         raise Unsupported("getitem of a non-tensor")
-    shape = list(ctx.value_of(node.args[0]).shape)
+    shape = _in_shape(x)
     index = index if isinstance(index, tuple) else (index,)
-    if any(isinstance(i, (Tensor, list, bool)) or
+    if any(isinstance(i, bool) or
            not isinstance(i, (int, slice, type(None), type(Ellipsis)))
            for i in index):
         raise Unsupported("advanced indexing")
@@ -220,6 +454,8 @@ def _getitem(ctx, node, args, kwargs):
             out_pos += 1
             continue
         if isinstance(i, int):
+            if not -shape[d] <= i < shape[d]:
+                raise Unsupported("an index out of range")
             j = i % shape[d]
             starts.append(j)
             ends.append(j + 1)
@@ -250,160 +486,52 @@ def _getitem(ctx, node, args, kwargs):
     return r
 
 
-def _cat(ctx, node, args, kwargs):
-    tensors = list(args[0])
-    dim = kwargs.get("dim", args[1] if len(args) > 1 else 0)
+def _cat(ctx, node, p):
+    tensors = list(p["tensors"])
     if not all(isinstance(t, Tensor) for t in tensors):
         raise Unsupported("cat of non-tensors")
-    return ctx.fd.ops.cat(tensors, _dims(dim, _rank(tensors[0]))[0])
+    out = _out_dtype(ctx, node)
+    tensors = [_cast_tensor(ctx, t, out) for t in tensors]  # one dtype
+    return ctx.fd.ops.cat(tensors, _dims(p["dim"], _rank(tensors[0]))[0])
 
 
-def _pad(ctx, node, args, kwargs):
-    pads = list(args[1])
-    value = kwargs.get("value", args[2] if len(args) > 2 else 0.0)
-    mode = kwargs.get("mode", "constant")
-    if mode != "constant" or any(p < 0 for p in pads):
+def _pad(ctx, node, p):
+    pads = list(p["pad"])
+    value = p.get("value")
+    if p.get("mode", "constant") != "constant" or any(x < 0 for x in pads):
         raise Unsupported("a non-constant or negative pad")
-    return ctx.fd.ops.pad(args[0], pads, value if value is not None else 0.0)
+    return ctx.fd.ops.pad(p["self"], pads, value if value is not None
+                          else 0.0)
 
 
-def _reduction(name):
-    def fn(ctx, node, args, kwargs):
-        x = args[0]
-        rank = _rank(x)
-        dims = kwargs.get("dim", args[1] if len(args) > 1 else None)
-        keepdim = kwargs.get("keepdim", args[2] if len(args) > 2 else False)
-        if isinstance(dims, bool):  # amax(x, keepdim) is not a signature
-            raise Unsupported("unexpected reduction arguments")
-        dims = list(range(rank)) if dims in (None, []) else _dims(dims, rank)
-        out = ctx.value_of(node)
-        if name in ("max", "min") and not isinstance(out, torch.Tensor):
-            raise Unsupported("max/min returning indices")
-        dtype = torch_dtype_to_nvfuser_dtype(out.dtype)
-        r = getattr(ctx.fd.ops, name)(x, dims, bool(keepdim))
-        return ctx.fd.ops.cast(r, dtype)
-    return fn
+def _split(ctx, node, p):
+    """split / split_with_sizes / chunk: a tuple of slices; only getitem
+    may read it (the partitioner checks)."""
+    x = p["self"]
+    pieces = ctx.value_of(node)
+    shape = _in_shape(x)
+    dim = _dims(p.get("dim", 0), len(shape))[0]
+    out = []
+    start = 0
+    for piece in pieces:
+        starts = [0] * len(shape)
+        ends = list(shape)
+        starts[dim], ends[dim] = start, start + piece.shape[dim]
+        out.append(ctx.fd.ops.slice(x, starts, ends))
+        start += piece.shape[dim]
+    if start != shape[dim]:
+        raise Unsupported("%s pieces do not cover the dim" % op_name(node))
+    return tuple(out)
 
 
-def _var(ctx, node, args, kwargs):
-    x = args[0]
-    rank = _rank(x)
-    dims = kwargs.get("dim", args[1] if len(args) > 1 else None)
-    dims = list(range(rank)) if dims in (None, []) else _dims(dims, rank)
-    correction = kwargs.get("correction")
-    if correction is None:
-        unbiased = kwargs.get("unbiased", True)
-        correction = 1 if unbiased else 0
-    keepdim = kwargs.get("keepdim", False)
-    return ctx.fd.ops.var(x, dims, int(correction), bool(keepdim))
-
-
-def _full(ctx, node, args, kwargs):
-    out = ctx.value_of(node)
-    if node.op == "call_function" and op_name(node) in ("zeros", "ones"):
-        value = 0 if op_name(node) == "zeros" else 1
-    elif op_name(node) in ("zeros_like", "ones_like", "full_like"):
-        value = {"zeros_like": 0, "ones_like": 1}.get(
-            op_name(node), args[1] if len(args) > 1 else kwargs["fill_value"])
-    else:
-        value = args[1] if len(args) > 1 else kwargs["fill_value"]
-    return ctx.fd.ops.full(list(out.shape), value,
-                           torch_dtype_to_nvfuser_dtype(out.dtype))
-
-
-def _arange(ctx, node, args, kwargs):
-    out = ctx.value_of(node)
-    if out.dim() != 1:
-        raise Unsupported("arange of rank %d" % out.dim())
-    nums = [a for a in args if isinstance(a, (int, float))]
-    start, step = 0, 1
-    if len(nums) >= 2:
-        start = nums[0]
-    if len(nums) >= 3:
-        step = nums[2]
-    start = kwargs.get("start", start)
-    step = kwargs.get("step", step)
-    dtype = torch_dtype_to_nvfuser_dtype(out.dtype)
-    return ctx.fd.ops.iota(out.shape[0], start, step, dtype)
-
-
-def _matmul(ctx, node, args, kwargs):
-    if ctx.value_of(node).dtype not in (torch.float32, torch.float16,
-                                        torch.bfloat16, torch.float64):
-        raise Unsupported("an integer matmul")
-    return ctx.fd.ops.matmul(args[0], args[1])
-
-
-def _addmm(ctx, node, args, kwargs):
-    beta = kwargs.get("beta", 1)
-    alpha = kwargs.get("alpha", 1)
-    prod = ctx.fd.ops.matmul(args[1], args[2])
-    if alpha != 1:
-        prod = ctx.fd.ops.mul(prod, alpha)
-    bias = args[0] if beta == 1 else ctx.fd.ops.mul(args[0], beta)
-    return ctx.broadcast_binary(ctx.fd.ops.add, bias, prod, node)
-
-
-def _identity(ctx, node, args, kwargs):
-    return ctx.fd.ops.set(args[0])
-
-
-def _where(ctx, node, args, kwargs):
-    if len(args) != 3:
-        raise Unsupported("where with one argument")
-    return ctx.broadcast_ternary(ctx.fd.ops.where, *args, node=node)
-
-
-TABLE = {}
-for _n in ("add", "sub"):
-    TABLE[_n] = _binary(_n, alpha_op=True)
-for _n in ("mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt", "le",
-           "gt", "ge", "logical_and", "logical_or", "bitwise_and",
-           "bitwise_or", "bitwise_xor", "remainder", "fmod"):
-    TABLE[_n] = _binary(_n)
-TABLE["true_divide"] = TABLE["truediv"] = TABLE["div"]
-TABLE["rsub"] = lambda ctx, node, args, kwargs: _binary("sub")(
-    ctx, node, [args[1], args[0]], kwargs)
-for _n in ("neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "rsqrt",
-           "sqrt", "abs", "relu", "reciprocal", "silu", "erf", "floor",
-           "ceil", "round", "logical_not", "bitwise_not"):
-    TABLE[_n] = _unary(_n)
-TABLE.update({
-    "_to_copy": _cast, "convert_element_type": _cast, "to": _to_method,
-    "float": _to_method, "half": _to_method, "bfloat16": _to_method,
-    "double": _to_method, "type_as": _to_method,
-    "view": _reshape, "reshape": _reshape, "_unsafe_view": _reshape,
-    "flatten": _reshape, "permute": _permute, "transpose": _transpose,
-    "t": _transpose, "unsqueeze": _unsqueeze, "squeeze": _squeeze,
-    "expand": _expand, "slice": _slice, "narrow": None, "getitem": _getitem,
-    "cat": _cat, "constant_pad_nd": _pad, "pad": _pad,
-    "sum": _reduction("sum"), "mean": _reduction("mean"),
-    "amax": _reduction("max"), "amin": _reduction("min"),
-    "prod": _reduction("prod"), "var": _var,
-    "full": _full, "zeros": _full, "ones": _full, "full_like": _full,
-    "zeros_like": _full, "ones_like": _full, "arange": _arange,
-    "mm": _matmul, "bmm": _matmul, "matmul": _matmul, "addmm": _addmm,
-    "clone": _identity, "alias": _identity, "contiguous": _identity,
-    "where": _where,
-})
-
-
-def _narrow(ctx, node, args, kwargs):
-    x, dim, start, length = args[:4]
-    return _slice(ctx, node, [x, dim, start, start + length], {})
-
-
-TABLE["narrow"] = _narrow
-
-
-def _slice_backward(ctx, node, args, kwargs):
+def _slice_backward(ctx, node, p):
     """The gradient of a slice: the slice's gradient padded with zeros."""
-    grad = args[0]
+    grad = p["grad_output"]
     out = _shape(ctx, node)
-    dim, start, _, step = _slice_range(args, kwargs, 2, out)
+    dim, start, _, step = _slice_range(p, out)
     if step != 1:
         raise Unsupported("slice_backward with a step")
-    gshape = list(ctx.value_of(node.args[0]).shape)
+    gshape = _in_shape(grad)
     right = out[dim] - start - gshape[dim]
     widths = []
     for d in reversed(range(len(out))):  # torch.nn.functional.pad order
@@ -411,15 +539,12 @@ def _slice_backward(ctx, node, args, kwargs):
     return ctx.fd.ops.pad(grad, widths, 0.0)
 
 
-TABLE["slice_backward"] = _slice_backward
-
-
-def _slice_scatter(ctx, node, args, kwargs):
+def _slice_scatter(ctx, node, p):
     """base with base[start:end] along dim replaced by src (step 1): the
     parts of base before and after, and src, concatenated."""
-    base, src = args[0], args[1]
+    base, src = p["self"], p["src"]
     out = _shape(ctx, node)
-    dim, start, end, step = _slice_range(args, kwargs, 2, out)
+    dim, start, end, step = _slice_range(p, out)
     if step != 1:
         raise Unsupported("slice_scatter with a step")
     end = max(start, end)
@@ -430,63 +555,231 @@ def _slice_scatter(ctx, node, args, kwargs):
             ends = list(out)
             starts[dim], ends[dim] = a, b
             parts.append(ctx.fd.ops.slice(base, starts, ends))
-    if start > 0:
-        parts.insert(1, src)
-    else:
-        parts.insert(0, src)
+    parts.insert(1 if start > 0 else 0, src)
     if len(parts) == 1:
         return ctx.fd.ops.set(src)
     return ctx.fd.ops.cat(parts, dim)
 
 
-def _new_zeros(ctx, node, args, kwargs):
+# ---- reductions -------------------------------------------------------------
+
+def _reduction(name):
+    def fn(ctx, node, p):
+        x = p["self"]
+        out = ctx.value_of(node)
+        if not isinstance(out, torch.Tensor):
+            raise Unsupported("%s returning indices" % name)
+        # PyTorch reduces in the result dtype (int32 and bool sums give
+        # int64; dtype= chooses it): convert first. (A half mean stays half
+        # here; the core accumulates it in float, as PyTorch does.)
+        x = _cast_tensor(ctx, x, out.dtype)
+        dims = _all_dims_if_none(p.get("dim"), _rank(x))
+        r = getattr(ctx.fd.ops, name)(x, dims, bool(p.get("keepdim", False)))
+        return ctx.fd.ops.cast(r, _nv(out.dtype))
+    return fn
+
+
+def _var(ctx, node, p):
+    x = p["self"]
+    dims = _all_dims_if_none(p.get("dim"), _rank(x))
+    correction = p.get("correction")
+    if correction is None:
+        correction = 1 if p.get("unbiased", True) else 0
+    if not isinstance(correction, int):
+        raise Unsupported("a non-integer correction")
+    # PyTorch divides by max(0, N - correction): 0 / 0 is nan for an empty
+    # reduction. The core divides by N - correction as is, so clamp here.
+    count = 1
+    for d in dims:
+        count *= _in_shape(x)[d]
+    correction = min(correction, count)
+    return ctx.fd.ops.var(x, dims, correction, bool(p.get("keepdim", False)))
+
+
+# ---- factories --------------------------------------------------------------
+
+def _fill(ctx, node, value):
     out = ctx.value_of(node)
-    return ctx.fd.ops.full(list(out.shape), 0,
-                           torch_dtype_to_nvfuser_dtype(out.dtype))
+    kind = float if out.dtype.is_floating_point else \
+        bool if out.dtype == torch.bool else int
+    return ctx.fd.ops.full(list(out.shape), kind(value), _nv(out.dtype))
 
 
-def _split(ctx, node, args, kwargs):
-    """split / split_with_sizes / chunk: a tuple of slices; only getitem
-    may read it (the partitioner checks)."""
-    x = args[0]
-    pieces = ctx.value_of(node)
-    shape = list(ctx.value_of(node.args[0]).shape)
-    name = op_name(node)
-    dim = kwargs.get("dim", args[2] if len(args) > 2 else 0)
-    dim = _dims(dim, len(shape))[0]
-    out = []
-    start = 0
-    for p in pieces:
-        starts = [0] * len(shape)
-        ends = list(shape)
-        starts[dim], ends[dim] = start, start + p.shape[dim]
-        out.append(ctx.fd.ops.slice(x, starts, ends))
-        start += p.shape[dim]
-    if start != shape[dim]:
-        raise Unsupported("%s pieces do not cover the dim" % name)
-    return tuple(out)
+def _constant(value):
+    def fn(ctx, node, p):
+        return _fill(ctx, node, value)
+    return fn
 
 
+def _full(ctx, node, p):
+    return _fill(ctx, node, p["fill_value"])
+
+
+def _arange(ctx, node, p):
+    out = ctx.value_of(node)
+    if out.dim() != 1:
+        raise Unsupported("arange of rank %d" % out.dim())
+    start, step = p.get("start", 0), p.get("step", 1)
+    if not all(isinstance(v, (int, float)) for v in (start, step)):
+        raise Unsupported("arange with non-numeric bounds")
+    return ctx.fd.ops.iota(out.shape[0], start, step, _nv(out.dtype))
+
+
+# ---- matrix products --------------------------------------------------------
+
+def _matmul(ctx, node, p):
+    if not _out_dtype(ctx, node).is_floating_point:
+        raise Unsupported("an integer matmul")
+    other = p["mat2"] if "mat2" in p else p["other"]
+    return ctx.fd.ops.matmul(p["self"], other)
+
+
+def _addmm(ctx, node, p):
+    if not _out_dtype(ctx, node).is_floating_point:
+        raise Unsupported("an integer matmul")
+    beta, alpha = p.get("beta", 1), p.get("alpha", 1)
+    prod = ctx.fd.ops.matmul(p["mat1"], p["mat2"])
+    if alpha != 1:
+        prod = ctx.fd.ops.mul(prod, alpha)
+    if beta == 0:  # PyTorch ignores self then (nan and inf included)
+        return ctx.to_shape(prod, _shape(ctx, node))
+    bias = p["self"] if beta == 1 else ctx.fd.ops.mul(p["self"], beta)
+    return ctx.broadcast_binary(ctx.fd.ops.add, bias, prod, node)
+
+
+# ---- others -----------------------------------------------------------------
+
+def _identity(ctx, node, p):
+    return ctx.fd.ops.set(p["self"])
+
+
+def _where(ctx, node, p):
+    if "other" not in p:
+        raise Unsupported("where with one argument")
+    out = _out_dtype(ctx, node)
+    a = _cast_tensor(ctx, _scalar_ok(p["self"]), out)
+    b = _cast_tensor(ctx, _scalar_ok(p["other"]), out)
+    return ctx.broadcast_ternary(ctx.fd.ops.where, p["condition"], a, b,
+                                 node=node)
+
+
+TABLE = {}
+for _n in ("add", "sub"):
+    TABLE[_n] = _binary(_n, alpha_op=True)
+for _n in ("mul", "maximum", "minimum", "eq", "ne", "lt", "le",
+           "gt", "ge", "logical_and", "logical_or", "bitwise_and",
+           "bitwise_or", "bitwise_xor", "remainder", "fmod"):
+    TABLE[_n] = _binary(_n)
+TABLE["div"] = TABLE["true_divide"] = TABLE["divide"] = _div
+TABLE["floordiv"] = TABLE["floor_divide"] = _floor_divide
+TABLE["mod"] = TABLE["remainder"]  # Python's % on tensors
+TABLE["rsub"] = _rsub
+TABLE["pow"] = _pow
+for _n in ("neg", "exp", "log", "sin", "cos", "tanh", "sigmoid", "rsqrt",
+           "sqrt", "abs", "relu", "reciprocal", "silu", "erf", "floor",
+           "ceil", "logical_not", "bitwise_not"):
+    TABLE[_n] = _unary(_n)
+TABLE["round"] = _round
+TABLE.update({
+    "_to_copy": _cast, "convert_element_type": _cast, "to": _cast,
+    "float": _cast, "half": _cast, "bfloat16": _cast, "double": _cast,
+    "int": _cast, "long": _cast, "bool": _cast, "type_as": _cast,
+    "view": _reshape, "reshape": _reshape, "_unsafe_view": _reshape,
+    "flatten": _reshape, "_reshape_alias": _reshape,
+    "permute": _permute, "transpose": _transpose, "t": _transpose,
+    "unsqueeze": _unsqueeze, "squeeze": _squeeze, "expand": _expand,
+    "slice": _slice, "narrow": _narrow, "getitem": _getitem,
+    "cat": _cat, "concat": _cat, "constant_pad_nd": _pad, "pad": _pad,
+    "sum": _reduction("sum"), "mean": _reduction("mean"),
+    "amax": _reduction("max"), "amin": _reduction("min"),
+    "prod": _reduction("prod"), "var": _var,
+    "full": _full, "full_like": _full, "zeros": _constant(0),
+    "ones": _constant(1), "zeros_like": _constant(0),
+    "ones_like": _constant(1), "new_zeros": _constant(0),
+    "new_ones": _constant(1), "arange": _arange,
+    "mm": _matmul, "bmm": _matmul, "matmul": _matmul, "addmm": _addmm,
+    "clone": _identity, "alias": _identity, "contiguous": _identity,
+    "detach": _identity, "lift_fresh_copy": _identity,
+    "where": _where, "slice_backward": _slice_backward,
+    "slice_scatter": _slice_scatter,
+})
 for _n in SPLIT_OPS:
     TABLE[_n] = _split
-TABLE["slice_scatter"] = _slice_scatter
-TABLE["new_zeros"] = _new_zeros
-TABLE["detach"] = _identity
-TABLE["lift_fresh_copy"] = _identity
-TABLE["_reshape_alias"] = _reshape  # a view: same values, new sizes
 # Functionalized graphs may use the *_copy forms of view ops.
 for _n in ("view", "permute", "transpose", "t", "unsqueeze", "squeeze",
            "expand", "slice", "alias"):
     TABLE[_n + "_copy"] = TABLE[_n]
 
+# Ops whose eager result may share memory with an input (a view, or the
+# input itself when nothing changes: x.to(x.dtype), x.contiguous()). A
+# region always computes a fresh tensor, so these must stay in eager where
+# the graph writes to the memory they would share.
+VIEW_OPS = frozenset((
+    "view", "reshape", "_unsafe_view", "flatten", "_reshape_alias",
+    "permute", "transpose", "t", "unsqueeze", "squeeze", "expand",
+    "slice", "narrow", "getitem", "alias", "contiguous", "detach",
+    "to", "float", "half", "bfloat16", "double", "int", "long", "bool",
+    "type_as",
+    "convert_element_type") + SPLIT_OPS)
+
+
+def is_mutating_name(name):
+    """In-place method or function by PyTorch's naming (add_, copy_,
+    relu_), not a dunder."""
+    return isinstance(name, str) and name.endswith("_") and \
+        not name.endswith("__")
+
 
 def translate_node(ctx, node, args, kwargs):
+    """The handler's value for one node (no checks against PyTorch)."""
     name = op_name(node)
     handler = TABLE.get(name)
     if handler is None:
         raise Unsupported("no translation for %s" % name)
-    return handler(ctx, node, args, kwargs)
+    p = normalize(node, args, kwargs, ctx.value_of)
+    if p.get("out") is not None or p.get("inplace") is True:
+        raise Unsupported("writes to a tensor (out= or inplace=True)")
+    return handler(ctx, node, p)
+
+
+def _kind(dtype):
+    if dtype in _FLOAT_DTYPES:
+        return "floating"
+    if dtype in _INT_DTYPES:
+        return "integer"
+    return "bool" if dtype == DataType.Bool else str(dtype)
+
+
+def _conform(ctx, r, want, what):
+    """r checked against PyTorch's value `want` and cast to its dtype."""
+    if not isinstance(r, Tensor):
+        raise Unsupported("%s gave no tensor" % what)
+    shape = [int(s) if s is not None else None for s in r.shape()]
+    if shape != list(want.shape):
+        raise Unsupported("%s gives shape %s, PyTorch %s" %
+                          (what, shape, list(want.shape)))
+    dtype = _nv(want.dtype)
+    if _kind(r.dtype) != _kind(dtype):
+        # A cast would hide a wrong computation (integer division giving
+        # an integer where PyTorch gives a float, ...).
+        raise Unsupported("%s computes %s values, PyTorch %s" %
+                          (what, _kind(r.dtype), _kind(dtype)))
+    return r if r.dtype == dtype else ctx.fd.ops.cast(r, dtype)
+
+
+def translate_checked(ctx, node, args, kwargs):
+    """translate_node, then every result checked against the recorded
+    value (shape, kind of dtype) and cast to its dtype. Both the support
+    dry run and the region's translation use this, so they agree."""
+    r = translate_node(ctx, node, args, kwargs)
+    want = ctx.value_of(node)
+    what = "the translation of %s" % op_name(node)
+    if isinstance(r, tuple):
+        if not isinstance(want, (tuple, list)) or len(want) != len(r):
+            raise Unsupported("%s gave %d pieces" % (what, len(r)))
+        return tuple(_conform(ctx, x, w, what) for x, w in zip(r, want))
+    return _conform(ctx, r, want, what)
 
 
 __all__ = ["TABLE", "Unsupported", "op_name", "translate_node",
-           "SUPPORTED_DTYPES", "DataType"]
+           "translate_checked", "VIEW_OPS", "SUPPORTED_DTYPES", "DataType"]
