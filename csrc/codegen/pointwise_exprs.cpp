@@ -144,6 +144,9 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
     case ExprType::Slice:
       return valueAt(e->input(0), remappedIndex(e, v, idx));
     case ExprType::Pad: {
+      if (isRemap(e)) {  // zero widths: the input as it is
+        return valueAt(e->input(0), remappedIndex(e, v, idx));
+      }
       const auto& widths = exprAs<PadOp>(e)->widths();
       const TensorView* inTv = e->input(0)->asTensor();
       std::vector<int64_t> inShape = concreteShape(inTv);

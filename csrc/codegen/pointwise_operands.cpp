@@ -2,6 +2,8 @@
 // iterative walk that computes them first: valueAt() recurses one level per
 // expr otherwise, and a chain of a few thousand elementwise ops overflowed
 // the stack (DeepChainTest).
+#include <algorithm>
+
 #include "analysis/tensor_shape.h"
 #include "codegen/pointwise_generator.h"
 #include "exceptions.h"
@@ -19,6 +21,12 @@ bool PointwiseKernelGenerator::isRemap(const Expr* e) {
     case ExprType::Reshape:
     case ExprType::Slice:
       return true;
+    case ExprType::Pad: {  // zero widths everywhere: a plain copy
+      const auto& widths = exprAs<PadOp>(e)->widths();
+      return std::all_of(widths.begin(), widths.end(), [](const auto& w) {
+        return w.first == 0 && w.second == 0;
+      });
+    }
     default:
       return false;
   }
@@ -58,7 +66,7 @@ Index PointwiseKernelGenerator::remappedIndex(const Expr* e, const Val* v,
       return reshapeIndex(concreteShape(v->asTensor()), concreteShape(in), idx);
     case ExprType::Slice:
       return operandIndex(in, slicedIndex(exprAs<SliceOp>(e), idx));
-    default:  // Expand, LoadStore
+    default:  // Expand, LoadStore, a pad of zero widths
       return operandIndex(in, idx);
   }
 }

@@ -5,10 +5,14 @@
 #include "analysis/tensor_shape.h"
 #include "ir/exprs.h"
 #include "ir/list_string.h"
+#include "scheduler/scheduler.h"
 
 namespace nvfuser {
 
 Decision PointWiseScheduler::canSchedule(const SegmentView& view) const {
+  if (Decision d = branchDepthFits(view); !d) {
+    return d;
+  }
   for (const Expr* e : view.exprs()) {
     if (isReductionLike(e) || isMatmulLike(e)) {
       return Decision::no("pointwise cannot take " + exprRef(e));

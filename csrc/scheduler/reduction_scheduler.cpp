@@ -1,10 +1,14 @@
 #include "scheduler/reduction_scheduler.h"
 
 #include "scheduler/reduction_analysis.h"
+#include "scheduler/scheduler.h"
 
 namespace nvfuser {
 
 Decision ReductionScheduler::canSchedule(const SegmentView& view) const {
+  if (Decision d = branchDepthFits(view); !d) {
+    return d;
+  }
   ReductionInfo info;
   Decision d = analyzeReductions(view, &info);
   if (!d) {

@@ -21,5 +21,15 @@ bool isMatmulLike(const Expr* e);
 bool isReductionLike(const Expr* e);
 // "op T3" for reasons.
 std::string exprRef(const Expr* e);
+// Pads with non-zero widths and cats nest one branch per op in a generated
+// kernel (and one level of the generator's walk): deeper than this, a
+// segment is several kernels. Deep nesting defeats the compiler anyway.
+constexpr int64_t kMaxBranchDepth = 32;
+// The most pads and cats on one path through exprs (topologically
+// ordered).
+int64_t maxBranchDepth(const std::vector<const Expr*>& exprs);
+// No when some output is computed through more than kMaxBranchDepth
+// nested pads and cats.
+Decision branchDepthFits(const SegmentView& view);
 
 }  // namespace nvfuser

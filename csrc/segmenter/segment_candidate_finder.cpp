@@ -101,6 +101,7 @@ void SegmentCandidateFinder::buildInitialGroups() {
     g->id = static_cast<int64_t>(groups_.size());
     g->body = {e};
     g->minPos = e->position();
+    g->branchDepth = maxBranchDepth(g->body);
     groupOf_[e] = g->id;
     groups_.push_back(std::move(g));
   }
@@ -128,6 +129,7 @@ void SegmentCandidateFinder::backOffUnschedulablePrologues() {
     g->id = static_cast<int64_t>(groups_.size());
     g->body = chain.exprs;
     g->minPos = chain.exprs.front()->position();
+    g->branchDepth = maxBranchDepth(g->body);
     for (const Expr* e : chain.exprs) {
       groupOf_[e] = g->id;
     }
@@ -250,7 +252,8 @@ std::optional<SchedulerType> SegmentCandidateFinder::mergedScheduler(
     return std::nullopt;
   };
   if (p.scheduler == SchedulerType::PointWise &&
-      c.scheduler == SchedulerType::PointWise) {
+      c.scheduler == SchedulerType::PointWise &&
+      p.branchDepth + c.branchDepth <= kMaxBranchDepth) {
     // Two pointwise groups stay pointwise exactly when their outputs still
     // share one loop domain (no reduction or matmul appears, and a union of
     // non-view groups is no view), or, in a horizontal merge of groups
@@ -333,6 +336,12 @@ bool SegmentCandidateFinder::tryMerge(int64_t pid, int64_t cid, bool checkCycle,
   keep.outputs = std::move(outputs);
   keep.version += 1;
   gone.alive = false;
+  // Nesting adds up at most along a path through both; counted exactly
+  // when that bound would send every later merge to a full check.
+  keep.branchDepth += gone.branchDepth;
+  if (keep.branchDepth > kMaxBranchDepth) {
+    keep.branchDepth = maxBranchDepth(sortedBody(keep));
+  }
   for (int64_t x : gone.producers) {
     group(x).consumers.erase(gone.id);
     if (x != keep.id) {

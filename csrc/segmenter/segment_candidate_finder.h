@@ -40,6 +40,9 @@ class SegmentCandidateFinder {
     int64_t minPos = 0;
     bool sorted = true;
     bool horizontal = false;  // joined by horizontal fusion
+    // At least the nesting of pads and cats in its body (scheduler.h's
+    // kMaxBranchDepth), so merges of shallow groups need no full check.
+    int64_t branchDepth = 0;
     std::vector<const Expr*> body;
     SchedulerType scheduler = SchedulerType::PointWise;
     std::vector<const TensorView*> outputs;
