@@ -47,6 +47,9 @@ std::string smallPower(const Val* exponent, DataType t, const std::string& x,
 
 Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
                                         const Index& idx) {
+  if (isRemap(e)) {  // only moves elements: the operand at another index
+    return valueAt(e->input(0), remappedIndex(e, v, idx));
+  }
   const DataType out = v->dtype();
   switch (e->type()) {
     case ExprType::Unary: {
@@ -135,18 +138,7 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
                       cc + " * (" + cb + " - " + ca + ") : " + cb + " - (" +
                       cb + " - " + ca + ") * (" + one + " - " + cc + "))");
     }
-    case ExprType::Broadcast:
-    case ExprType::Expand:
-    case ExprType::LoadStore:
-    case ExprType::Permute:
-    case ExprType::Squeeze:
-    case ExprType::Reshape:
-    case ExprType::Slice:
-      return valueAt(e->input(0), remappedIndex(e, v, idx));
     case ExprType::Pad: {
-      if (isRemap(e)) {  // zero widths: the input as it is
-        return valueAt(e->input(0), remappedIndex(e, v, idx));
-      }
       const auto& widths = exprAs<PadOp>(e)->widths();
       const TensorView* inTv = e->input(0)->asTensor();
       std::vector<int64_t> inShape = concreteShape(inTv);
