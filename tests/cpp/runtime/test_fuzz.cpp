@@ -30,3 +30,19 @@ TEST(FuzzTest, SegmentedEqualsUnsegmented) {
 }
 
 }  // namespace nvfuser
+
+namespace nvfuser {
+
+// Random fusions of thousands of ops: no pass may recurse once per op or
+// grow faster than the fusion (a 4,500-op chain once overflowed the
+// generator's stack).
+TEST(FuzzTest, ThousandsOfOps) {
+  for (uint64_t seed = 1000; seed < 1004; ++seed) {
+    FuzzOutcome o = runFuzzCase(seed, 3000, /*compileKernels=*/false);
+    EXPECT_TRUE(o.problems.empty())
+        << "seed " << seed << ": " << o.problems.front();
+    EXPECT_GT(o.exprs, 1000) << "seed " << seed;
+  }
+}
+
+}  // namespace nvfuser
