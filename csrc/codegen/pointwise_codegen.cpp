@@ -309,7 +309,7 @@ KernelSource PointwiseKernelGenerator::generateRows(
   // from the inputs' 16-byte loads.
   int64_t maxOutBytes = 0;
   for (const TensorView* o : ks.outputs) {
-    if (shapeWithoutOnes(o) != plan.rows) {
+    if (shapeWithoutOnes(rowSource(o, plan)) != plan.rows) {
       maxOutBytes = std::max(maxOutBytes, dataTypeSize(o->dtype()));
     }
   }

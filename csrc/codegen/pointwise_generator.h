@@ -78,6 +78,13 @@ struct RowReductionPlan {
 // Not active when no reduction reduces the innermost dim; fails when the
 // reductions or outputs do not fit one row layout.
 Decision planRowReduction(const Fusion& fusion, RowReductionPlan* plan);
+// The row-shaped or full-row-shaped value an output of a row kernel
+// stores: the output itself, or the value it is a reshape (or copy) of. A
+// reshape keeps row-major order, so the output's elements sit at the same
+// offsets as its source's (a norm's output viewed as [tokens, hidden] for
+// the next matmul). nullptr when there is none.
+const TensorView* rowSource(const TensorView* out,
+                            const RowReductionPlan& plan);
 
 class PointwiseKernelGenerator {
  public:

@@ -17,6 +17,25 @@
 namespace nvfuser {
 namespace pointwise_detail {
 
+const TensorView* rowSource(const TensorView* out,
+                            const RowReductionPlan& plan) {
+  std::vector<int64_t> full = plan.rows;
+  full.insert(full.end(), plan.inner.begin(), plan.inner.end());
+  const TensorView* v = out;
+  while (true) {
+    const std::vector<int64_t> s = shapeWithoutOnes(v);
+    if (s == plan.rows || s == full) {
+      return v;
+    }
+    const Expr* def = v->definition();
+    if (def == nullptr || (exprAs<ReshapeOp>(def) == nullptr &&
+                           exprAs<LoadStoreOp>(def) == nullptr)) {
+      return nullptr;
+    }
+    v = def->input(0)->asTensor();
+  }
+}
+
 const std::vector<int64_t>& reductionAxes(const Expr* e) {
   const auto* red = exprAs<ReductionOp>(e);
   return red ? red->axes() : exprAs<VarMeanOp>(e)->axes();
@@ -75,10 +94,11 @@ Decision planRowReduction(const Fusion& fusion, RowReductionPlan* plan) {
   full.insert(full.end(), plan->inner.begin(), plan->inner.end());
   for (const Val* o : fusion.outputs()) {
     std::vector<int64_t> s = shapeWithoutOnes(o->asTensor());
-    if (s != plan->rows && s != full) {
+    if (rowSource(o->asTensor(), *plan) == nullptr) {
       return Decision::no("output " + o->ref() + " " + listToString(s) +
                           " is neither a row " + listToString(plan->rows) +
-                          " nor a full row " + listToString(full));
+                          " nor a full row " + listToString(full) +
+                          " nor a reshape of one");
     }
   }
   for (int64_t r : plan->rows) {
@@ -259,7 +279,7 @@ std::string PointwiseKernelGenerator::rowBody(const RowReductionPlan& plan,
   std::vector<size_t> fullOutputs;
   std::vector<std::string> rowStores;
   for (size_t o = 0; o < fusion_.outputs().size(); ++o) {
-    const TensorView* tv = fusion_.outputs()[o]->asTensor();
+    const TensorView* tv = rowSource(fusion_.outputs()[o]->asTensor(), plan);
     if (shapeWithoutOnes(tv) != plan.rows) {
       fullOutputs.push_back(o);
       continue;
@@ -278,7 +298,8 @@ std::string PointwiseKernelGenerator::rowBody(const RowReductionPlan& plan,
     for (const RowChunk& chunk : openRowLoop(plan)) {
       std::vector<std::string> stores;
       for (size_t o : fullOutputs) {
-        const TensorView* tv = fusion_.outputs()[o]->asTensor();
+        const TensorView* tv =
+            rowSource(fusion_.outputs()[o]->asTensor(), plan);
         Value x = valueAt(tv, rowIndex(tv, chunk.inner));
         const std::string out = "out" + std::to_string(o) + " + row * " +
                                 std::to_string(plan.rowLength) + " + " +

@@ -287,3 +287,28 @@ TEST(EmulatedKernelTest, CpuScalarTensorsArePassedByValue) {
 }
 
 }  // namespace nvfuser
+
+namespace nvfuser {
+
+// A norm whose output is viewed as [tokens, hidden] for the next matmul
+// (torch.compile regions of every decoder): the row kernel writes the
+// reshape at its source's offsets. It used to run through ATen instead.
+TEST(EmulatedKernelTest, RowKernelWritesReshapedOutputs) {
+  Fusion f;
+  TensorView* x = defineTensor(f, {2, 32, 64}, DataType::Float);
+  TensorView* w = defineTensor(f, {64}, DataType::Float);
+  TensorView* ms = reduction(ReductionOpType::Mean,
+                             binaryOp(BinaryOpType::Mul, x, x)->asTensor(), {2},
+                             /*keepdim=*/true);
+  Val* r = unaryOp(
+      UnaryOpType::Rsqrt,
+      binaryOp(BinaryOpType::Add, ms, defineScalar(f, DataType::Double, 1e-6)));
+  Val* y = binaryOp(BinaryOpType::Mul, binaryOp(BinaryOpType::Mul, x, r),
+                    broadcast(w, {true, true, false}));
+  f.addOutput(r);
+  f.addOutput(reshape(y->asTensor(), {64, 64}));
+  f.addOutput(reshape(y->asTensor(), {4, 16, 64}));
+  EXPECT_EQ(checkEmulated(f, {at::randn({2, 32, 64}), at::randn({64})}), 1u);
+}
+
+}  // namespace nvfuser
