@@ -22,8 +22,10 @@ from ..fusion_definition import FusionDefinition, torch_dtype_to_nvfuser_dtype
 from ..values import Tensor
 from .mutation import (MutationAnalysis, order_nodes, split_by_epoch,
                        written_inputs)
-from .translator import (SPLIT_OPS, SUPPORTED_DTYPES, TABLE, VIEW_OPS,
-                         Unsupported, op_name, translate_checked)
+from .layout import OutputLayout
+from .translator import (SUPPORTED_DTYPES, TABLE, TUPLE_OPS, VIEW_OPS,
+                         Unsupported, is_cpu_scalar, op_name,
+                         translate_checked)
 
 
 def _dump_enabled():
@@ -132,6 +134,22 @@ def _plain_tensor(v):
             all(isinstance(s, int) for s in v.shape))
 
 
+def define_input(fd, v):
+    """A fusion input for a recorded tensor: any strides, sizes as
+    recorded; a 0-dim CPU tensor is passed to kernels by value, so it
+    joins a fusion on any device."""
+    return fd.define_tensor(
+        shape=list(v.shape),
+        contiguity=[None if s == 1 else False for s in v.shape],
+        dtype=torch_dtype_to_nvfuser_dtype(v.dtype), is_cpu=is_cpu_scalar(v))
+
+
+def _devices(values):
+    """The devices of the graph's tensors, CPU scalars aside."""
+    return {v.device for v in values.values()
+            if isinstance(v, torch.Tensor) and not is_cpu_scalar(v)}
+
+
 class _TranslationContext:
     def __init__(self, fd, values):
         self.fd = fd
@@ -196,9 +214,10 @@ def is_metadata(node, values):
     return True
 
 
-def _support_reason(node, values, reasons, analysis):
+def _support_reason(node, values, reasons, analysis, devices=()):
     """None when the node can be translated, else why not. `reasons` holds
-    those of the node's users already (nodes are decided last to first)."""
+    those of the node's users already (nodes are decided last to first);
+    `devices` are those of the graph's tensors (CPU scalars aside)."""
     if node.op not in ("call_function", "call_method"):
         return "not a call"
     if analysis.is_write(node):
@@ -218,7 +237,7 @@ def _support_reason(node, values, reasons, analysis):
         return "may share memory with a tensor written in place; a " \
                "region's copy would not see the write"
     out = values.get(node)
-    if isinstance(out, (tuple, list)) and name in SPLIT_OPS:
+    if isinstance(out, (tuple, list)) and name in TUPLE_OPS:
         # A tuple of pieces: fine when only getitems read it.
         if not out or not all(_plain_tensor(p) for p in out):
             return "its pieces are not plain tensors of a supported dtype"
@@ -231,8 +250,16 @@ def _support_reason(node, values, reasons, analysis):
         v = values.get(a)
         if isinstance(v, torch.Tensor) and not _plain_tensor(v):
             return "input %s is not a plain tensor of a supported dtype" % a
-        if isinstance(v, torch.Tensor) and v.device != out.device:
+        if isinstance(v, torch.Tensor) and v.device != out.device and \
+                not is_cpu_scalar(v):
             return "inputs on several devices"
+    if is_cpu_scalar(out) and any(d.type != "cpu" for d in devices):
+        # A region on the GPU would make it a GPU tensor; eager readers
+        # expect it on the CPU (copying it back would wait for the GPU).
+        for u in node.users:
+            if reasons.get(u) is not None:
+                return "a CPU scalar read by %s, which runs in eager" % (
+                    u.name)
     # Dry-run the handler on a scratch fusion: every constraint lives in
     # the handler, so support and translation never disagree.
     try:
@@ -240,10 +267,7 @@ def _support_reason(node, values, reasons, analysis):
             ctx = _TranslationContext(fd, values)
 
             def define(v):
-                return fd.define_tensor(
-                    shape=list(v.shape),
-                    contiguity=[None if s == 1 else False for s in v.shape],
-                    dtype=torch_dtype_to_nvfuser_dtype(v.dtype))
+                return define_input(fd, v)
 
             def arg(a):
                 if not isinstance(a, torch.fx.Node):
@@ -289,8 +313,10 @@ class _Support(OperatorSupportBase):
     def __init__(self, values, graph, analysis):
         self.values = values
         reasons = {}
+        devices = _devices(values)
         for n in reversed(graph.nodes):
-            reasons[n] = _support_reason(n, values, reasons, analysis)
+            reasons[n] = _support_reason(n, values, reasons, analysis,
+                                         devices)
         self.reasons = {n: reasons[n] for n in graph.nodes}  # graph order
         changed = True
         while changed:
@@ -322,7 +348,9 @@ class _Support(OperatorSupportBase):
 class FusionRegion(torch.nn.Module):
     """One region of the graph as a FusionDefinition. Calls whose tensor
     inputs differ in shape, dtype or device from the recorded ones run the
-    region's original graph instead (recorded sizes are baked in)."""
+    region's original graph instead (recorded sizes are baked in). Every
+    tensor it returns has the sizes, strides and device recorded for its
+    node (layout.py)."""
 
     def __init__(self, sub_gm, values_by_name):
         super().__init__()
@@ -331,12 +359,22 @@ class FusionRegion(torch.nn.Module):
             sub_gm, values_by_name)
         self.fallbacks = 0
 
+    @property
+    def layouts(self):
+        """The OutputLayout of each tensor output, in fusion order."""
+        return [x[1] for kind, x in self.outputs if kind == "tensor"]
+
+    @property
+    def layout_copies(self):
+        """How many outputs needed a copy to reach their strides."""
+        return sum(plan.copies for plan in self.layouts)
+
     @staticmethod
     def _translate(gm, values_by_name):
         env = {}
         signature = []
-        # Per region output: ("tensor", index among the fusion's outputs)
-        # or ("value", the recorded shape/dtype value).
+        # Per region output: ("tensor", (index among the fusion's outputs,
+        # its OutputLayout)) or ("value", the recorded shape/dtype value).
         outputs = []
         nodes = list(gm.graph.nodes)
         with FusionDefinition() as fd:
@@ -346,11 +384,7 @@ class FusionRegion(torch.nn.Module):
                 ctx.values[n] = v
                 if n.op == "placeholder":
                     if isinstance(v, torch.Tensor):
-                        env[n] = fd.define_tensor(
-                            shape=list(v.shape),
-                            contiguity=[None if s == 1 else False
-                                        for s in v.shape],
-                            dtype=torch_dtype_to_nvfuser_dtype(v.dtype))
+                        env[n] = define_input(fd, v)
                         signature.append((tuple(v.shape), v.dtype, v.device))
                     else:
                         env[n] = v
@@ -371,8 +405,9 @@ class FusionRegion(torch.nn.Module):
                     tensors = 0
                     for o in outs:
                         if isinstance(env[o], Tensor):
-                            fd.add_output(env[o])
-                            outputs.append(("tensor", tensors))
+                            plan = OutputLayout(ctx.values[o])
+                            fd.add_output(plan.fusion_output(fd, env[o]))
+                            outputs.append(("tensor", (tensors, plan)))
                             tensors += 1
                         else:
                             outputs.append(("value", env[o]))
@@ -398,7 +433,7 @@ class FusionRegion(torch.nn.Module):
         try:
             results = self.fd.execute(tensors) if any(
                 kind == "tensor" for kind, _ in self.outputs) else []
-            outs = [results[x] if kind == "tensor" else x
+            outs = [x[1].finish(results[x[0]]) if kind == "tensor" else x
                     for kind, x in self.outputs]
         except Exception as e:  # noqa: BLE001 (a model must keep running)
             # Our failure, not the model's: say so once, run the region's
