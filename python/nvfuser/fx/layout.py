@@ -19,7 +19,8 @@ ATen give ATen's layouts. So every region output is planned here:
 At run time ``OutputLayout.finish`` checks the result and repairs what
 the plan could not promise (an executor's other layout, strides of size-1
 dims) with a copy, so the contract holds whatever the executor did.
-``NVFUSER_DUMP=fx_layout`` prints every repair.
+``NVFUSER_FX_DEBUG=layout`` prints every repair (a variable of its own:
+the core checks NVFUSER_DUMP's options).
 """
 
 import os
@@ -30,7 +31,7 @@ from .schema import Unsupported
 
 
 def _dump_enabled():
-    return "fx_layout" in os.environ.get("NVFUSER_DUMP", "").split(",")
+    return "layout" in os.environ.get("NVFUSER_FX_DEBUG", "").split(",")
 
 
 def _row_major(sizes):

@@ -436,6 +436,18 @@ def _narrow(ctx, node, p):
                      1)
 
 
+def _select(ctx, node, p):
+    """x.select(dim, i): a size-1 slice, squeezed."""
+    x, index = p["self"], p["index"]
+    shape = _in_shape(x)
+    dim = _dims(p["dim"], len(shape))[0]
+    if not isinstance(index, int) or not -shape[dim] <= index < shape[dim]:
+        raise Unsupported("select of index %r" % (index,))
+    i = index % shape[dim]
+    return ctx.fd.ops.squeeze(_slice_of(ctx, x, shape, dim, i, i + 1, 1),
+                              [dim])
+
+
 def _getitem(ctx, node, p):
     """Basic indexing: slices, ints (a size-1 slice, then squeezed), None
     (a new dim) and one Ellipsis."""
@@ -716,6 +728,7 @@ TABLE.update({
     "permute": _permute, "transpose": _transpose, "t": _transpose,
     "unsqueeze": _unsqueeze, "squeeze": _squeeze, "expand": _expand,
     "slice": _slice, "narrow": _narrow, "getitem": _getitem,
+    "select": _select,
     "cat": _cat, "concat": _cat, "constant_pad_nd": _pad, "pad": _pad,
     "sum": _reduction("sum"), "mean": _reduction("mean"),
     "amax": _reduction("max"), "amin": _reduction("min"),
@@ -735,7 +748,7 @@ for _n in SPLIT_OPS:
 TABLE.update(composite.TABLE)
 # Functionalized graphs may use the *_copy forms of view ops.
 for _n in ("view", "permute", "transpose", "t", "unsqueeze", "squeeze",
-           "expand", "slice", "alias"):
+           "expand", "slice", "alias", "select"):
     TABLE[_n + "_copy"] = TABLE[_n]
 
 # Ops whose eager result may share memory with an input (a view, or the
@@ -745,7 +758,7 @@ for _n in ("view", "permute", "transpose", "t", "unsqueeze", "squeeze",
 VIEW_OPS = frozenset((
     "view", "reshape", "_unsafe_view", "flatten", "_reshape_alias",
     "permute", "transpose", "t", "unsqueeze", "squeeze", "expand",
-    "slice", "narrow", "getitem", "alias", "contiguous", "detach",
+    "slice", "narrow", "getitem", "alias", "contiguous", "detach", "select",
     "to", "float", "half", "bfloat16", "double", "int", "long", "bool",
     "type_as",
     "convert_element_type") + SPLIT_OPS)
