@@ -355,3 +355,32 @@ def test_layout_repairs_are_dumped(monkeypatch, capsys):
     c(x)
     assert "[fx_layout] copy of a [4, 4] output with strides [4, 1] into " \
            "strides [8, 1]" in capsys.readouterr().out
+
+
+# ---- dynamic shapes ---------------------------------------------------------
+
+def test_symbolic_sizes_are_their_hints_and_regions_specialize():
+    # make_fx(tracing_mode="symbolic") records fake tensors with symbolic
+    # sizes and sym_size nodes, as dynamo does for a second sequence
+    # length: the regions are translated for the hints, sym_size is shape
+    # metadata, and other sizes get variants of their own.
+    from nvfuser.fx.partition import concrete
+
+    def f(x, w):
+        y = torch.nn.functional.silu(x) * w
+        return y.view(x.shape[0], -1, 4).transpose(1, 2).sum(-1)
+    x, w = torch.randn(6, 8), torch.randn(8)
+    gm = make_fx(f, tracing_mode="symbolic")(x, w)
+    assert any("sym_size" in str(n.target) for n in gm.graph.nodes)
+    val = [n.meta["val"] for n in gm.graph.nodes if n.name == "view"][0]
+    assert tuple(concrete(val).shape) == (6, 2, 4)
+    c = compile_graph(gm, [x, w])
+    assert not c.nvfuser_unsupported, c.nvfuser_unsupported
+    assert len(c.nvfuser_regions) == 1
+    region = getattr(c, c.nvfuser_regions[0])
+    for shape in [(6, 8), (10, 8), (6, 16), (10, 8)]:
+        a, b = torch.randn(*shape), torch.randn(shape[1])
+        got, want = c(a, b), f(a, b)
+        torch.testing.assert_close(got, want)
+        assert got.stride() == want.stride()
+    assert len(region.variants) == 2 and region.fallbacks == 0

@@ -34,14 +34,6 @@ def _dump_enabled():
     return "layout" in os.environ.get("NVFUSER_FX_DEBUG", "").split(",")
 
 
-def _row_major(sizes):
-    strides, step = [], 1
-    for s in reversed(sizes):
-        strides.append(step)
-        step *= max(s, 1)
-    return tuple(reversed(strides))
-
-
 def same_addressing(sizes, a, b):
     """Whether strides a and b address the same elements: they may differ
     only where a dim has one element (or the tensor none)."""
@@ -153,6 +145,3 @@ class OutputLayout:
         return "OutputLayout(sizes=%s, strides=%s, order=%s, expanded=%s)" % (
             list(self.sizes), list(self.strides), self.order, self.expanded)
 
-
-def is_row_major(sizes, strides):
-    return same_addressing(sizes, tuple(strides), _row_major(sizes))

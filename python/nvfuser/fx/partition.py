@@ -99,19 +99,81 @@ def graph_writes(gm):
     return any(written_inputs(n, gm) is not None for n in gm.graph.nodes)
 
 
+def size_hint(s):
+    """The example value of a symbolic size (a SymInt of torch >= 2.0, a
+    SymIntNode or PySymInt of torch 1.13), or None."""
+    if isinstance(s, int):
+        return s
+    node = getattr(s, "node", None)  # torch >= 2.0
+    if node is None and hasattr(s, "get_pyobj"):
+        node = s.get_pyobj()  # torch 1.13's SymIntNode
+    if node is None and hasattr(s, "shape_env"):
+        node = s  # torch 1.13's PySymInt
+    hint = getattr(node, "hint", None)
+    if isinstance(hint, int):
+        return hint
+    try:
+        return int(node.shape_env.size_hint(node.expr))
+    except Exception:  # noqa: BLE001 (no hint: the node stays symbolic)
+        return None
+
+
+def _is_symbolic(v):
+    if isinstance(v, torch.Tensor):
+        return not all(isinstance(x, int) for x in
+                       tuple(v.shape) + tuple(v.stride()))
+    if isinstance(v, (tuple, list)):
+        return any(_is_symbolic(x) for x in v)
+    return v is not None and not isinstance(
+        v, (int, float, bool, str, torch.dtype, torch.device)) and \
+        size_hint(v) is not None
+
+
+def concrete(v):
+    """A symbolic value (dynamic shapes) as its example: sizes and strides
+    by their hints, a tensor as a fake tensor of those (no memory). A
+    region is translated for these sizes and specializes again for others
+    (FusionRegion). Values without hints stay as they are (their nodes stay
+    in eager)."""
+    if isinstance(v, (tuple, list)):
+        return type(v)(concrete(x) for x in v)
+    if isinstance(v, torch.Tensor):
+        if not _is_symbolic(v):
+            return v
+        sizes = [size_hint(x) for x in v.shape]
+        strides = [size_hint(x) for x in v.stride()]
+        if None in sizes or None in strides:
+            return v
+        return _fake_tensor(sizes, strides, v.dtype, v.device)
+    if _is_symbolic(v):
+        return size_hint(v)
+    return v
+
+
+def _fake_tensor(sizes, strides, dtype, device):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    try:
+        with FakeTensorMode():
+            return torch.empty_strided(sizes, strides, dtype=dtype,
+                                       device=device)
+    except Exception:  # noqa: BLE001 (a device this torch cannot fake)
+        return torch.empty_strided(sizes, strides, dtype=dtype,
+                                   device="meta")
+
+
 def record_values(gm, example_inputs):
     """Every node's value: from the graph's metadata where every node has
-    one (aot_autograd and dynamo graphs, possibly fake tensors), else by
-    running the graph on the example inputs (symbolic_trace graphs). A
-    graph that writes in place runs on copies of the inputs, which are
-    never modified."""
+    one (aot_autograd and dynamo graphs, possibly fake tensors, symbolic
+    sizes as their hints), else by running the graph on the example inputs
+    (symbolic_trace graphs). A graph that writes in place runs on copies of
+    the inputs, which are never modified."""
     nodes = list(gm.graph.nodes)
     calls = [n for n in nodes if n.op in ("call_function", "call_method")]
     if calls and all("val" in n.meta for n in calls):
         values = {}
         for n in nodes:
             if "val" in n.meta:
-                values[n] = n.meta["val"]
+                values[n] = concrete(n.meta["val"])
             elif n.op == "get_attr":  # a constant without metadata
                 obj = gm
                 for part in n.target.split("."):
@@ -180,7 +242,10 @@ class _TranslationContext:
 # is the constant it was recorded as: the region runs only for inputs of
 # the recorded shapes, dtypes and scalar values, which fix it.
 METADATA_OPS = ("size", "dim", "getattr", "getitem", "floordiv", "mul",
-                "add", "sub", "neg", "mod")
+                "add", "sub", "neg", "mod", "sym_size", "sym_stride",
+                "sym_numel", "sym_storage_offset")
+_READS_TENSOR = ("size", "dim", "getattr", "sym_size", "sym_stride",
+                 "sym_numel", "sym_storage_offset")
 _METADATA_ATTRS = ("shape", "dtype", "ndim", "device", "is_cuda")
 
 
@@ -203,7 +268,7 @@ def is_metadata(node, values):
         return False
     if name == "getattr" and node.args[1] not in _METADATA_ATTRS:
         return False
-    reads_tensor = name in ("size", "dim", "getattr")
+    reads_tensor = name in _READS_TENSOR
     for a in node.all_input_nodes:
         v = values.get(a)
         if isinstance(v, torch.Tensor):
@@ -346,11 +411,16 @@ class _Support(OperatorSupportBase):
 
 
 class FusionRegion(torch.nn.Module):
-    """One region of the graph as a FusionDefinition. Calls whose tensor
-    inputs differ in shape, dtype or device from the recorded ones run the
-    region's original graph instead (recorded sizes are baked in). Every
+    """One region of the graph as a FusionDefinition, translated for the
+    recorded sizes (they are baked in). A call whose tensor inputs differ
+    in shape, dtype or device, or whose number arguments differ (dynamic
+    shapes: sizes arrive as ints), runs the region's original graph once,
+    which records the values for those inputs, and translates the region
+    again for them: up to MAX_VARIANTS such variants, then eager. Every
     tensor it returns has the sizes, strides and device recorded for its
     node (layout.py)."""
+
+    MAX_VARIANTS = 8
 
     def __init__(self, sub_gm, values_by_name):
         super().__init__()
@@ -358,6 +428,9 @@ class FusionRegion(torch.nn.Module):
         self.fd, self.signature, self.outputs = self._translate(
             sub_gm, values_by_name)
         self.fallbacks = 0
+        # Signature key -> (fd, signature, outputs), or the reason the
+        # region could not be translated for it (it runs in eager).
+        self.variants = {}
 
     @property
     def layouts(self):
@@ -413,10 +486,11 @@ class FusionRegion(torch.nn.Module):
                             outputs.append(("value", env[o]))
         return fd, signature, outputs
 
-    def _matches(self, args):
-        if len(args) != len(self.signature):
+    @staticmethod
+    def _matches(args, signature):
+        if len(args) != len(signature):
             return False
-        for a, s in zip(args, self.signature):
+        for a, s in zip(args, signature):
             if s[0] == "value":
                 if a != s[1]:
                     return False
@@ -425,16 +499,43 @@ class FusionRegion(torch.nn.Module):
                 return False
         return True
 
-    def forward(self, *args):
-        if not self._matches(args):
-            self.fallbacks += 1
-            return self.eager(*args)
-        tensors = [a for a, s in zip(args, self.signature) if s[0] != "value"]
+    @staticmethod
+    def _key(args):
+        return tuple((tuple(a.shape), a.dtype, a.device)
+                     if isinstance(a, torch.Tensor) else ("value", repr(a))
+                     for a in args)
+
+    def _specialize(self, args):
+        """(The region's outputs for args, computed by its graph in eager,
+        and the variant translated for args: a tuple, or why none)."""
+        rec = _Recorder(self.eager, writes=False)
+        with torch.no_grad():
+            outs = rec.run(*args)
         try:
-            results = self.fd.execute(tensors) if any(
-                kind == "tensor" for kind, _ in self.outputs) else []
+            variant = self._translate(
+                self.eager, {n.name: v for n, v in rec.values.items()})
+        except Exception as e:  # noqa: BLE001 (these inputs run in eager)
+            variant = "%s: %s" % (type(e).__name__, _first_line(e)[:100])
+        return outs, variant
+
+    def forward(self, *args):
+        variant = (self.fd, self.signature, self.outputs)
+        if not self._matches(args, self.signature):
+            key = self._key(args)
+            variant = self.variants.get(key)
+            if variant is None and len(self.variants) < self.MAX_VARIANTS:
+                outs, self.variants[key] = self._specialize(args)
+                return outs
+            if not isinstance(variant, tuple):
+                self.fallbacks += 1
+                return self.eager(*args)
+        fd, signature, outputs = variant
+        tensors = [a for a, s in zip(args, signature) if s[0] != "value"]
+        try:
+            results = fd.execute(tensors) if any(
+                kind == "tensor" for kind, _ in outputs) else []
             outs = [x[1].finish(results[x[0]]) if kind == "tensor" else x
-                    for kind, x in self.outputs]
+                    for kind, x in outputs]
         except Exception as e:  # noqa: BLE001 (a model must keep running)
             # Our failure, not the model's: say so once, run the region's
             # original graph, keep counting.
