@@ -111,8 +111,10 @@ class OutputLayout:
         strides and device."""
         if self.inverse is not None:
             out = out.permute(self.inverse)
-        if out.device != self.device:
-            out = out.to(self.device)  # a CPU scalar computed on the GPU
+        if out.device != self.device and self.device.type != "meta":
+            # A CPU scalar computed on the GPU. ("meta": a symbolic value
+            # this torch could not fake on its device promises none.)
+            out = out.to(self.device)
         strides = tuple(out.stride())
         if strides != self.strides or tuple(out.shape) != self.compact:
             out = self._conform(out, strides)

@@ -104,6 +104,8 @@ def size_hint(s):
     SymIntNode or PySymInt of torch 1.13), or None."""
     if isinstance(s, int):
         return s
+    if type(s).__name__ not in ("SymInt", "SymIntNode", "PySymInt"):
+        return None  # a SymFloat's hint must not become an int
     node = getattr(s, "node", None)  # torch >= 2.0
     if node is None and hasattr(s, "get_pyobj"):
         node = s.get_pyobj()  # torch 1.13's SymIntNode
