@@ -149,7 +149,8 @@ def test_a_region_returns_shape_values_as_recorded():
     x = torch.randn(4, 6)
     values = record_values(gm, [x])
     region = FusionRegion(gm, {n.name: v for n, v in values.items()})
-    assert region.outputs == [("tensor", 0), ("value", 6)]
+    assert [(kind, x[0] if kind == "tensor" else x)
+            for kind, x in region.outputs] == [("tensor", 0), ("value", 6)]
     y, n = region(x)
     torch.testing.assert_close(y, torch.sin(x))
     assert n == 6
@@ -170,13 +171,23 @@ def test_a_region_must_not_wait_on_its_own_output():
     assert not leaves_and_returns([n["sin"]])
 
 
-def test_shape_change_falls_back_to_eager():
+def test_other_shapes_specialize_the_region_then_fall_back():
+    # A new shape runs the region's graph once (recording its values) and
+    # translates a variant for it; past MAX_VARIANTS, eager.
     m = Attention()
     c = compile_graph(torch.fx.symbolic_trace(m), attention_inputs(t=8))
-    longer = attention_inputs(t=12)
-    for o, r in zip(c(*longer), m(*longer)):
-        torch.testing.assert_close(o, r)
     regions = [getattr(c, name) for name in c.nvfuser_regions]
+    for t in (12, 12, 6, 12):
+        longer = attention_inputs(t=t)
+        for o, r in zip(c(*longer), m(*longer)):
+            torch.testing.assert_close(o, r)
+    assert all(len(r.variants) == 2 for r in regions)
+    assert sum(r.fallbacks for r in regions) == 0
+    for r in regions:
+        r.MAX_VARIANTS = 2
+    other = attention_inputs(t=4)
+    for o, r in zip(c(*other), m(*other)):
+        torch.testing.assert_close(o, r)
     assert sum(r.fallbacks for r in regions) >= 1
 
 

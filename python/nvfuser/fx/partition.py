@@ -22,8 +22,10 @@ from ..fusion_definition import FusionDefinition, torch_dtype_to_nvfuser_dtype
 from ..values import Tensor
 from .mutation import (MutationAnalysis, order_nodes, split_by_epoch,
                        written_inputs)
-from .translator import (SPLIT_OPS, SUPPORTED_DTYPES, TABLE, VIEW_OPS,
-                         Unsupported, op_name, translate_checked)
+from .layout import OutputLayout
+from .translator import (SUPPORTED_DTYPES, TABLE, TUPLE_OPS, VIEW_OPS,
+                         Unsupported, is_cpu_scalar, op_name,
+                         translate_checked)
 
 
 def _dump_enabled():
@@ -97,19 +99,83 @@ def graph_writes(gm):
     return any(written_inputs(n, gm) is not None for n in gm.graph.nodes)
 
 
+def size_hint(s):
+    """The example value of a symbolic size (a SymInt of torch >= 2.0, a
+    SymIntNode or PySymInt of torch 1.13), or None."""
+    if isinstance(s, int):
+        return s
+    if type(s).__name__ not in ("SymInt", "SymIntNode", "PySymInt"):
+        return None  # a SymFloat's hint must not become an int
+    node = getattr(s, "node", None)  # torch >= 2.0
+    if node is None and hasattr(s, "get_pyobj"):
+        node = s.get_pyobj()  # torch 1.13's SymIntNode
+    if node is None and hasattr(s, "shape_env"):
+        node = s  # torch 1.13's PySymInt
+    hint = getattr(node, "hint", None)
+    if isinstance(hint, int):
+        return hint
+    try:
+        return int(node.shape_env.size_hint(node.expr))
+    except Exception:  # noqa: BLE001 (no hint: the node stays symbolic)
+        return None
+
+
+def _is_symbolic(v):
+    if isinstance(v, torch.Tensor):
+        return not all(isinstance(x, int) for x in
+                       tuple(v.shape) + tuple(v.stride()))
+    if isinstance(v, (tuple, list)):
+        return any(_is_symbolic(x) for x in v)
+    return v is not None and not isinstance(
+        v, (int, float, bool, str, torch.dtype, torch.device)) and \
+        size_hint(v) is not None
+
+
+def concrete(v):
+    """A symbolic value (dynamic shapes) as its example: sizes and strides
+    by their hints, a tensor as a fake tensor of those (no memory). A
+    region is translated for these sizes and specializes again for others
+    (FusionRegion). Values without hints stay as they are (their nodes stay
+    in eager)."""
+    if isinstance(v, (tuple, list)):
+        return type(v)(concrete(x) for x in v)
+    if isinstance(v, torch.Tensor):
+        if not _is_symbolic(v):
+            return v
+        sizes = [size_hint(x) for x in v.shape]
+        strides = [size_hint(x) for x in v.stride()]
+        if None in sizes or None in strides:
+            return v
+        return _fake_tensor(sizes, strides, v.dtype, v.device)
+    if _is_symbolic(v):
+        return size_hint(v)
+    return v
+
+
+def _fake_tensor(sizes, strides, dtype, device):
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    try:
+        with FakeTensorMode():
+            return torch.empty_strided(sizes, strides, dtype=dtype,
+                                       device=device)
+    except Exception:  # noqa: BLE001 (a device this torch cannot fake)
+        return torch.empty_strided(sizes, strides, dtype=dtype,
+                                   device="meta")
+
+
 def record_values(gm, example_inputs):
     """Every node's value: from the graph's metadata where every node has
-    one (aot_autograd and dynamo graphs, possibly fake tensors), else by
-    running the graph on the example inputs (symbolic_trace graphs). A
-    graph that writes in place runs on copies of the inputs, which are
-    never modified."""
+    one (aot_autograd and dynamo graphs, possibly fake tensors, symbolic
+    sizes as their hints), else by running the graph on the example inputs
+    (symbolic_trace graphs). A graph that writes in place runs on copies of
+    the inputs, which are never modified."""
     nodes = list(gm.graph.nodes)
     calls = [n for n in nodes if n.op in ("call_function", "call_method")]
     if calls and all("val" in n.meta for n in calls):
         values = {}
         for n in nodes:
             if "val" in n.meta:
-                values[n] = n.meta["val"]
+                values[n] = concrete(n.meta["val"])
             elif n.op == "get_attr":  # a constant without metadata
                 obj = gm
                 for part in n.target.split("."):
@@ -130,6 +196,22 @@ def _plain_tensor(v):
     return (isinstance(v, torch.Tensor) and v.dtype in SUPPORTED_DTYPES and
             v.layout == torch.strided and
             all(isinstance(s, int) for s in v.shape))
+
+
+def define_input(fd, v):
+    """A fusion input for a recorded tensor: any strides, sizes as
+    recorded; a 0-dim CPU tensor is passed to kernels by value, so it
+    joins a fusion on any device."""
+    return fd.define_tensor(
+        shape=list(v.shape),
+        contiguity=[None if s == 1 else False for s in v.shape],
+        dtype=torch_dtype_to_nvfuser_dtype(v.dtype), is_cpu=is_cpu_scalar(v))
+
+
+def _devices(values):
+    """The devices of the graph's tensors, CPU scalars aside."""
+    return {v.device for v in values.values()
+            if isinstance(v, torch.Tensor) and not is_cpu_scalar(v)}
 
 
 class _TranslationContext:
@@ -162,7 +244,10 @@ class _TranslationContext:
 # is the constant it was recorded as: the region runs only for inputs of
 # the recorded shapes, dtypes and scalar values, which fix it.
 METADATA_OPS = ("size", "dim", "getattr", "getitem", "floordiv", "mul",
-                "add", "sub", "neg", "mod")
+                "add", "sub", "neg", "mod", "sym_size", "sym_stride",
+                "sym_numel", "sym_storage_offset")
+_READS_TENSOR = ("size", "dim", "getattr", "sym_size", "sym_stride",
+                 "sym_numel", "sym_storage_offset")
 _METADATA_ATTRS = ("shape", "dtype", "ndim", "device", "is_cuda")
 
 
@@ -185,7 +270,7 @@ def is_metadata(node, values):
         return False
     if name == "getattr" and node.args[1] not in _METADATA_ATTRS:
         return False
-    reads_tensor = name in ("size", "dim", "getattr")
+    reads_tensor = name in _READS_TENSOR
     for a in node.all_input_nodes:
         v = values.get(a)
         if isinstance(v, torch.Tensor):
@@ -196,9 +281,10 @@ def is_metadata(node, values):
     return True
 
 
-def _support_reason(node, values, reasons, analysis):
+def _support_reason(node, values, reasons, analysis, devices=()):
     """None when the node can be translated, else why not. `reasons` holds
-    those of the node's users already (nodes are decided last to first)."""
+    those of the node's users already (nodes are decided last to first);
+    `devices` are those of the graph's tensors (CPU scalars aside)."""
     if node.op not in ("call_function", "call_method"):
         return "not a call"
     if analysis.is_write(node):
@@ -218,7 +304,7 @@ def _support_reason(node, values, reasons, analysis):
         return "may share memory with a tensor written in place; a " \
                "region's copy would not see the write"
     out = values.get(node)
-    if isinstance(out, (tuple, list)) and name in SPLIT_OPS:
+    if isinstance(out, (tuple, list)) and name in TUPLE_OPS:
         # A tuple of pieces: fine when only getitems read it.
         if not out or not all(_plain_tensor(p) for p in out):
             return "its pieces are not plain tensors of a supported dtype"
@@ -231,8 +317,16 @@ def _support_reason(node, values, reasons, analysis):
         v = values.get(a)
         if isinstance(v, torch.Tensor) and not _plain_tensor(v):
             return "input %s is not a plain tensor of a supported dtype" % a
-        if isinstance(v, torch.Tensor) and v.device != out.device:
+        if isinstance(v, torch.Tensor) and v.device != out.device and \
+                not is_cpu_scalar(v):
             return "inputs on several devices"
+    if is_cpu_scalar(out) and any(d.type != "cpu" for d in devices):
+        # A region on the GPU would make it a GPU tensor; eager readers
+        # expect it on the CPU (copying it back would wait for the GPU).
+        for u in node.users:
+            if reasons.get(u) is not None:
+                return "a CPU scalar read by %s, which runs in eager" % (
+                    u.name)
     # Dry-run the handler on a scratch fusion: every constraint lives in
     # the handler, so support and translation never disagree.
     try:
@@ -240,10 +334,7 @@ def _support_reason(node, values, reasons, analysis):
             ctx = _TranslationContext(fd, values)
 
             def define(v):
-                return fd.define_tensor(
-                    shape=list(v.shape),
-                    contiguity=[None if s == 1 else False for s in v.shape],
-                    dtype=torch_dtype_to_nvfuser_dtype(v.dtype))
+                return define_input(fd, v)
 
             def arg(a):
                 if not isinstance(a, torch.fx.Node):
@@ -289,8 +380,10 @@ class _Support(OperatorSupportBase):
     def __init__(self, values, graph, analysis):
         self.values = values
         reasons = {}
+        devices = _devices(values)
         for n in reversed(graph.nodes):
-            reasons[n] = _support_reason(n, values, reasons, analysis)
+            reasons[n] = _support_reason(n, values, reasons, analysis,
+                                         devices)
         self.reasons = {n: reasons[n] for n in graph.nodes}  # graph order
         changed = True
         while changed:
@@ -320,9 +413,16 @@ class _Support(OperatorSupportBase):
 
 
 class FusionRegion(torch.nn.Module):
-    """One region of the graph as a FusionDefinition. Calls whose tensor
-    inputs differ in shape, dtype or device from the recorded ones run the
-    region's original graph instead (recorded sizes are baked in)."""
+    """One region of the graph as a FusionDefinition, translated for the
+    recorded sizes (they are baked in). A call whose tensor inputs differ
+    in shape, dtype or device, or whose number arguments differ (dynamic
+    shapes: sizes arrive as ints), runs the region's original graph once,
+    which records the values for those inputs, and translates the region
+    again for them: up to MAX_VARIANTS such variants, then eager. Every
+    tensor it returns has the sizes, strides and device recorded for its
+    node (layout.py)."""
+
+    MAX_VARIANTS = 8
 
     def __init__(self, sub_gm, values_by_name):
         super().__init__()
@@ -330,13 +430,26 @@ class FusionRegion(torch.nn.Module):
         self.fd, self.signature, self.outputs = self._translate(
             sub_gm, values_by_name)
         self.fallbacks = 0
+        # Signature key -> (fd, signature, outputs), or the reason the
+        # region could not be translated for it (it runs in eager).
+        self.variants = {}
+
+    @property
+    def layouts(self):
+        """The OutputLayout of each tensor output, in fusion order."""
+        return [x[1] for kind, x in self.outputs if kind == "tensor"]
+
+    @property
+    def layout_copies(self):
+        """How many outputs needed a copy to reach their strides."""
+        return sum(plan.copies for plan in self.layouts)
 
     @staticmethod
     def _translate(gm, values_by_name):
         env = {}
         signature = []
-        # Per region output: ("tensor", index among the fusion's outputs)
-        # or ("value", the recorded shape/dtype value).
+        # Per region output: ("tensor", (index among the fusion's outputs,
+        # its OutputLayout)) or ("value", the recorded shape/dtype value).
         outputs = []
         nodes = list(gm.graph.nodes)
         with FusionDefinition() as fd:
@@ -346,11 +459,7 @@ class FusionRegion(torch.nn.Module):
                 ctx.values[n] = v
                 if n.op == "placeholder":
                     if isinstance(v, torch.Tensor):
-                        env[n] = fd.define_tensor(
-                            shape=list(v.shape),
-                            contiguity=[None if s == 1 else False
-                                        for s in v.shape],
-                            dtype=torch_dtype_to_nvfuser_dtype(v.dtype))
+                        env[n] = define_input(fd, v)
                         signature.append((tuple(v.shape), v.dtype, v.device))
                     else:
                         env[n] = v
@@ -371,17 +480,19 @@ class FusionRegion(torch.nn.Module):
                     tensors = 0
                     for o in outs:
                         if isinstance(env[o], Tensor):
-                            fd.add_output(env[o])
-                            outputs.append(("tensor", tensors))
+                            plan = OutputLayout(ctx.values[o])
+                            fd.add_output(plan.fusion_output(fd, env[o]))
+                            outputs.append(("tensor", (tensors, plan)))
                             tensors += 1
                         else:
                             outputs.append(("value", env[o]))
         return fd, signature, outputs
 
-    def _matches(self, args):
-        if len(args) != len(self.signature):
+    @staticmethod
+    def _matches(args, signature):
+        if len(args) != len(signature):
             return False
-        for a, s in zip(args, self.signature):
+        for a, s in zip(args, signature):
             if s[0] == "value":
                 if a != s[1]:
                     return False
@@ -390,16 +501,43 @@ class FusionRegion(torch.nn.Module):
                 return False
         return True
 
-    def forward(self, *args):
-        if not self._matches(args):
-            self.fallbacks += 1
-            return self.eager(*args)
-        tensors = [a for a, s in zip(args, self.signature) if s[0] != "value"]
+    @staticmethod
+    def _key(args):
+        return tuple((tuple(a.shape), a.dtype, a.device)
+                     if isinstance(a, torch.Tensor) else ("value", repr(a))
+                     for a in args)
+
+    def _specialize(self, args):
+        """(The region's outputs for args, computed by its graph in eager,
+        and the variant translated for args: a tuple, or why none)."""
+        rec = _Recorder(self.eager, writes=False)
+        with torch.no_grad():
+            outs = rec.run(*args)
         try:
-            results = self.fd.execute(tensors) if any(
-                kind == "tensor" for kind, _ in self.outputs) else []
-            outs = [results[x] if kind == "tensor" else x
-                    for kind, x in self.outputs]
+            variant = self._translate(
+                self.eager, {n.name: v for n, v in rec.values.items()})
+        except Exception as e:  # noqa: BLE001 (these inputs run in eager)
+            variant = "%s: %s" % (type(e).__name__, _first_line(e)[:100])
+        return outs, variant
+
+    def forward(self, *args):
+        variant = (self.fd, self.signature, self.outputs)
+        if not self._matches(args, self.signature):
+            key = self._key(args)
+            variant = self.variants.get(key)
+            if variant is None and len(self.variants) < self.MAX_VARIANTS:
+                outs, self.variants[key] = self._specialize(args)
+                return outs
+            if not isinstance(variant, tuple):
+                self.fallbacks += 1
+                return self.eager(*args)
+        fd, signature, outputs = variant
+        tensors = [a for a, s in zip(args, signature) if s[0] != "value"]
+        try:
+            results = fd.execute(tensors) if any(
+                kind == "tensor" for kind, _ in outputs) else []
+            outs = [x[1].finish(results[x[0]]) if kind == "tensor" else x
+                    for kind, x in outputs]
         except Exception as e:  # noqa: BLE001 (a model must keep running)
             # Our failure, not the model's: say so once, run the region's
             # original graph, keep counting.

@@ -25,10 +25,13 @@ import torch
 from ..fusion_definition import torch_dtype_to_nvfuser_dtype
 from ..values import Tensor
 from .._C import DataType
+from . import composite
 from .schema import Unsupported, normalize
 
 
 SPLIT_OPS = ("split", "split_with_sizes", "chunk")
+# Ops whose value is a tuple of tensors that only getitems read.
+TUPLE_OPS = SPLIT_OPS + composite.TUPLE_OPS
 
 SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16,
                     torch.float64, torch.int64, torch.int32, torch.bool)
@@ -314,11 +317,22 @@ def _float_floor_divide(ctx, a, b):
 
 # ---- conversions ------------------------------------------------------------
 
+def is_cpu_scalar(v):
+    """A 0-dim CPU tensor: torch.compile's constants. Generated kernels
+    take its value as a parameter, so it mixes with tensors of any
+    device (define_tensor(shape=[], is_cpu=True))."""
+    return isinstance(v, torch.Tensor) and v.dim() == 0 and \
+        v.device.type == "cpu"
+
+
 def _check_same_device(ctx, node):
+    """A device change stays in eager, except a CPU scalar's: moving it to
+    the GPU is reading its value, which the kernel has already."""
     out = ctx.value_of(node)
     for a in node.all_input_nodes:
         v = ctx.value_of(a)
-        if isinstance(v, torch.Tensor) and v.device != out.device:
+        if isinstance(v, torch.Tensor) and v.device != out.device and \
+                not is_cpu_scalar(v):
             raise Unsupported("a device change")
 
 
@@ -422,15 +436,27 @@ def _narrow(ctx, node, p):
                      1)
 
 
+def _select(ctx, node, p):
+    """x.select(dim, i): a size-1 slice, squeezed."""
+    x, index = p["self"], p["index"]
+    shape = _in_shape(x)
+    dim = _dims(p["dim"], len(shape))[0]
+    if not isinstance(index, int) or not -shape[dim] <= index < shape[dim]:
+        raise Unsupported("select of index %r" % (index,))
+    i = index % shape[dim]
+    return ctx.fd.ops.squeeze(_slice_of(ctx, x, shape, dim, i, i + 1, 1),
+                              [dim])
+
+
 def _getitem(ctx, node, p):
     """Basic indexing: slices, ints (a size-1 slice, then squeezed), None
     (a new dim) and one Ellipsis."""
     x, index = p["self"], p["index"]
     if isinstance(x, tuple):
         src = node.args[0]
-        if not (isinstance(index, int) and op_name(src) in SPLIT_OPS):
-            raise Unsupported("getitem of a tuple that is not a split")
-        return x[index]  # one piece of a split
+        if not (isinstance(index, int) and op_name(src) in TUPLE_OPS):
+            raise Unsupported("getitem of a tuple of %s" % op_name(src))
+        return x[index]  # one piece of a split, one result of var_mean...
     if not isinstance(x, Tensor):
         raise Unsupported("getitem of a non-tensor")
     shape = _in_shape(x)
@@ -486,13 +512,26 @@ def _getitem(ctx, node, p):
     return r
 
 
+def _legacy_empty(v):
+    """torch.cat skips 1-D tensors with no elements whatever the other
+    operands' rank (transformers' DynamicCache starts from one)."""
+    return isinstance(v, torch.Tensor) and v.dim() == 1 and v.numel() == 0
+
+
 def _cat(ctx, node, p):
     tensors = list(p["tensors"])
     if not all(isinstance(t, Tensor) for t in tensors):
         raise Unsupported("cat of non-tensors")
+    recorded = list(node.args[0] if node.args else node.kwargs["tensors"])
+    kept = [t for t, r in zip(tensors, recorded)
+            if not _legacy_empty(ctx.value_of(r))]
+    if not kept:
+        raise Unsupported("cat of empty 1-D tensors only")
     out = _out_dtype(ctx, node)
-    tensors = [_cast_tensor(ctx, t, out) for t in tensors]  # one dtype
-    return ctx.fd.ops.cat(tensors, _dims(p["dim"], _rank(tensors[0]))[0])
+    kept = [_cast_tensor(ctx, t, out) for t in kept]  # one dtype
+    if len(kept) == 1:
+        return ctx.fd.ops.set(kept[0])
+    return ctx.fd.ops.cat(kept, _dims(p["dim"], _rank(kept[0]))[0])
 
 
 def _pad(ctx, node, p):
@@ -689,6 +728,7 @@ TABLE.update({
     "permute": _permute, "transpose": _transpose, "t": _transpose,
     "unsqueeze": _unsqueeze, "squeeze": _squeeze, "expand": _expand,
     "slice": _slice, "narrow": _narrow, "getitem": _getitem,
+    "select": _select,
     "cat": _cat, "concat": _cat, "constant_pad_nd": _pad, "pad": _pad,
     "sum": _reduction("sum"), "mean": _reduction("mean"),
     "amax": _reduction("max"), "amin": _reduction("min"),
@@ -705,9 +745,10 @@ TABLE.update({
 })
 for _n in SPLIT_OPS:
     TABLE[_n] = _split
+TABLE.update(composite.TABLE)
 # Functionalized graphs may use the *_copy forms of view ops.
 for _n in ("view", "permute", "transpose", "t", "unsqueeze", "squeeze",
-           "expand", "slice", "alias"):
+           "expand", "slice", "alias", "select"):
     TABLE[_n + "_copy"] = TABLE[_n]
 
 # Ops whose eager result may share memory with an input (a view, or the
@@ -717,7 +758,7 @@ for _n in ("view", "permute", "transpose", "t", "unsqueeze", "squeeze",
 VIEW_OPS = frozenset((
     "view", "reshape", "_unsafe_view", "flatten", "_reshape_alias",
     "permute", "transpose", "t", "unsqueeze", "squeeze", "expand",
-    "slice", "narrow", "getitem", "alias", "contiguous", "detach",
+    "slice", "narrow", "getitem", "alias", "contiguous", "detach", "select",
     "to", "float", "half", "bfloat16", "double", "int", "long", "bool",
     "type_as",
     "convert_element_type") + SPLIT_OPS)
@@ -782,4 +823,5 @@ def translate_checked(ctx, node, args, kwargs):
 
 
 __all__ = ["TABLE", "Unsupported", "op_name", "translate_node",
-           "translate_checked", "VIEW_OPS", "SUPPORTED_DTYPES", "DataType"]
+           "translate_checked", "VIEW_OPS", "SUPPORTED_DTYPES", "DataType",
+           "TUPLE_OPS", "is_cpu_scalar"]

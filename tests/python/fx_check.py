@@ -1,0 +1,79 @@
+"""Checks shared by the FX tests: what a compiled graph left to eager, and
+the layout contract (every region output has the sizes and strides eager
+gives the same node)."""
+
+import torch
+
+from nvfuser.fx.partition import FusionRegion, record_values
+
+
+def call_nodes(gm):
+    return [n for n in gm.graph.nodes
+            if n.op in ("call_function", "call_method")]
+
+
+def coverage(gm, compiled):
+    """The fraction of gm's calls that run inside regions."""
+    calls = call_nodes(gm)
+    return 1.0 - len(compiled.nvfuser_unsupported) / max(len(calls), 1)
+
+
+def ops_in_regions(compiled):
+    """The ATen op names (overload packets) inside the regions."""
+    names = set()
+    for name in compiled.nvfuser_regions:
+        for n in call_nodes(getattr(compiled, name).eager):
+            packet = getattr(n.target, "overloadpacket", None)
+            names.add(packet.__name__ if packet is not None else str(
+                n.target))
+    return names
+
+
+class _RegionOutputs(torch.fx.Interpreter):
+    """Runs a compiled graph and keeps what each region returned, by the
+    name of the original node each output stands for."""
+
+    def __init__(self, gm):
+        super().__init__(gm)
+        self.outputs = {}
+
+    def call_module(self, target, args, kwargs):
+        out = super().call_module(target, args, kwargs)
+        region = self.fetch_attr(target)
+        if isinstance(region, FusionRegion):
+            ret = list(region.eager.graph.nodes)[-1].args[0]
+            names = [n.name for n in (ret if isinstance(ret, (tuple, list))
+                                      else [ret])]
+            values = out if isinstance(out, tuple) else (out,)
+            self.outputs.update(zip(names, values))
+        return out
+
+
+def region_layout_mismatches(gm, compiled, inputs):
+    """[(node, eager sizes/strides, region's)] for every region output
+    whose sizes or strides differ from eager's value of the same node."""
+    eager = {n.name: v for n, v in record_values(gm, inputs).items()}
+    run = _RegionOutputs(compiled)
+    with torch.no_grad():
+        run.run(*inputs)
+    bad = []
+    for name, got in run.outputs.items():
+        want = eager[name]
+        if not isinstance(want, torch.Tensor):
+            continue
+        a = (tuple(want.shape), want.stride(), want.device)
+        b = (tuple(got.shape), got.stride(), got.device)
+        if a != b:
+            bad.append((name, a, b))
+    return bad, run.outputs
+
+
+def row_major_kernels(monkeypatch):
+    """Makes every fusion output dense row-major, as generated kernels
+    write them (the CPU executor returns ATen's layouts instead)."""
+    from nvfuser import FusionDefinition
+    execute = FusionDefinition.execute
+
+    def dense(self, inputs, **kwargs):
+        return [o.contiguous() for o in execute(self, inputs, **kwargs)]
+    monkeypatch.setattr(FusionDefinition, "execute", dense)
