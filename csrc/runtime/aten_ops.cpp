@@ -1,5 +1,7 @@
 #include "runtime/aten_ops.h"
 
+#include <algorithm>
+
 #include "exceptions.h"
 #include "runtime/runtime_args.h"
 
@@ -308,7 +310,10 @@ std::pair<at::Tensor, at::Tensor> evalVarMean(const VarMeanOp& e,
     n *= x.size(a);
   }
   at::Tensor sq = at::sum((x - mean) * (x - mean), e.axes());
-  at::Tensor var = sq / static_cast<double>(n - e.correction());
+  // torch clamps the divisor at 0: a correction >= n gives inf, or NaN
+  // where every deviation is 0 (the kernels divide the same way).
+  const int64_t dof = std::max<int64_t>(n - e.correction(), 0);
+  at::Tensor var = sq / static_cast<double>(dof);
   return {var, at::mean(x, e.axes())};
 }
 

@@ -5,10 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "../emu/kernel_emulator.h"
 #include "../fuzz/fuzz_case.h"
+#include "exceptions.h"
 #include "ops/arith.h"
 #include "ops/concretize.h"
 #include "ops/reduction_ops.h"
@@ -20,10 +24,17 @@
 namespace nvfuser {
 
 namespace {
-// Segments the fusion for `args`, runs every generated kernel through the
-// emulator; returns how many groups were kernels. Outputs must match ATen.
-size_t checkEmulated(Fusion& f, const std::vector<at::Tensor>& inputs,
-                     double tol = 1e-5, const ReplayOverride& rewrite = {}) {
+// The outputs of a fusion's generated kernels (run by the emulator, every
+// other group through ATen) next to the ATen evaluation of the whole fusion.
+struct EmulatedRun {
+  std::vector<at::Tensor> outs;
+  std::vector<at::Tensor> ref;
+  std::string atenError;  // what ATen raised instead of giving `ref`
+  size_t kernels = 0;
+};
+
+EmulatedRun runEmulatedAndAten(Fusion& f, const std::vector<at::Tensor>& inputs,
+                               const ReplayOverride& rewrite = {}) {
   std::vector<RuntimeArg> args;
   for (const at::Tensor& t : inputs) {
     args.push_back(RuntimeArg::fromTensor(t));
@@ -31,20 +42,39 @@ size_t checkEmulated(Fusion& f, const std::vector<at::Tensor>& inputs,
   ConcreteFusion c = concretize(f, describeArgs(f, args), rewrite);
   SegmentedRuntime runtime(segmentFusion(*c.fusion, Options()), args,
                            Options());
-  std::vector<at::Tensor> outs = runEmulated(runtime, args);
-  std::vector<at::Tensor> ref = AtenEvaluator::run(*c.fusion, args, at::kCPU);
-  EXPECT_EQ(outs.size(), ref.size());
-  for (size_t k = 0; k < outs.size() && k < ref.size(); ++k) {
-    at::Tensor a = outs[k].to(at::kDouble);
-    at::Tensor b = ref[k].to(at::kDouble);
+  EmulatedRun run;
+  run.outs = runEmulated(runtime, args);
+  try {
+    run.ref = AtenEvaluator::run(*c.fusion, args, at::kCPU);
+  } catch (const Error& e) {
+    run.atenError = e.what();
+  }
+  for (const auto& k : runtime.kernels()) {
+    run.kernels += k != nullptr;
+  }
+  return run;
+}
+
+// Segments the fusion for `args`, runs every generated kernel through the
+// emulator; returns how many groups were kernels. Outputs must match ATen.
+size_t checkEmulated(Fusion& f, const std::vector<at::Tensor>& inputs,
+                     double tol = 1e-5, const ReplayOverride& rewrite = {}) {
+  EmulatedRun run = runEmulatedAndAten(f, inputs, rewrite);
+  EXPECT_EQ(run.atenError, "");
+  EXPECT_EQ(run.outs.size(), run.ref.size());
+  for (size_t k = 0; k < run.outs.size() && k < run.ref.size(); ++k) {
+    at::Tensor a = run.outs[k].to(at::kDouble);
+    at::Tensor b = run.ref[k].to(at::kDouble);
     EXPECT_TRUE(at::allclose(a, b, tol, tol))
         << "output " << k << " max diff " << (a - b).abs().max().item<double>();
   }
-  size_t kernels = 0;
-  for (const auto& k : runtime.kernels()) {
-    kernels += k != nullptr;
-  }
-  return kernels;
+  return run.kernels;
+}
+
+// Exact equality where NaNs count as equal (integer results, inf and NaN).
+bool sameValues(const at::Tensor& a, const at::Tensor& b) {
+  return a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() &&
+         ((a == b) | (at::isnan(a) & at::isnan(b))).all().item<bool>();
 }
 
 TensorView* rowBroadcast(TensorView* t, int64_t rows, int64_t cols) {
@@ -252,6 +282,33 @@ TEST(EmulatedKernelTest, SmallConstantPowers) {
   }
   f.addOutput(acc);
   EXPECT_EQ(checkEmulated(f, {at::rand({4, 64}) + 0.5}, 1e-5), 1u);
+}
+
+// torch divides the squared deviations by max(0, n - correction): inf
+// where they are not all 0, NaN where they are (a constant row), for a
+// correction of n and beyond; never a negative variance.
+TEST(EmulatedKernelTest, VarianceWithCorrectionAtLeastTheCountIsInfOrNan) {
+  const int64_t rows = 4, cols = 8;
+  at::Tensor x = at::randn({rows, cols});
+  x[1].fill_(3.f);             // row 1 is constant
+  x.select(1, 2).fill_(-1.f);  // and so is column 2
+  for (int64_t axis : {0, 1}) {
+    at::Tensor constant = (x.amax(axis) == x.amin(axis));
+    at::Tensor want = at::where(constant, NAN, INFINITY).to(at::kFloat);
+    for (int64_t correction : {axis == 0 ? rows : cols, int64_t(100)}) {
+      Fusion f;
+      TensorView* in = defineTensor(f, {rows, cols}, DataType::Float);
+      f.addOutput(varMean(in, {axis}, correction, false).first);
+      EmulatedRun run = runEmulatedAndAten(f, {x});
+      EXPECT_GE(run.kernels, 1u);
+      EXPECT_TRUE(sameValues(run.outs.at(0), want))
+          << "kernel, axis " << axis << ", correction " << correction << "\n"
+          << run.outs[0];
+      EXPECT_TRUE(sameValues(run.ref.at(0), want))
+          << "ATen, axis " << axis << ", correction " << correction << "\n"
+          << run.ref[0];
+    }
+  }
 }
 
 TEST(EmulatedKernelTest, RandomFusions) {
