@@ -231,11 +231,19 @@ __device__ __forceinline__ T nvf_block_reduce(T v, Op op, T* smem) {
   for (int w = 1; w < warps; ++w) r = op(r, smem[w]);
   return r;
 }
+// torch's integer pow. Squaring takes one step per bit of the exponent
+// (one step per unit would spin 2^62 times); products wrap in unsigned
+// arithmetic, as torch's do. A negative exponent gives 1 / a rounded
+// toward 0: 1 for a == 1, -1 or 1 by parity for a == -1, else 0.
 template <typename T>
 __device__ __forceinline__ T nvf_ipow(T a, T b) {
-  T r = 1;
-  for (; b > 0; --b) r *= a;
-  return b < 0 ? (a == 1 ? 1 : 0) : r;
+  if (b < 0) return a == 1 ? (T)1 : (a == -1 ? (T)((b & 1) ? -1 : 1) : (T)0);
+  unsigned long long r = 1, x = (unsigned long long)a;
+  for (; b > 0; b >>= 1) {
+    if (b & 1) r *= x;
+    x *= x;
+  }
+  return (T)r;
 }
 )";
 }

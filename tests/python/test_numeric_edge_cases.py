@@ -31,3 +31,16 @@ def test_variance_with_correction_at_least_the_count(correction):
     want = torch.tensor([float("inf"), float("nan")])
     torch.testing.assert_close(var, want, equal_nan=True)
     torch.testing.assert_close(mean, x.mean(1))
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
+def test_integer_pow_matches_torch(dtype):
+    info = torch.iinfo(dtype)
+    bases, exps = zip(*[(b, e) for b in (0, 1, -1, 2, -2, 3)
+                        for e in (0, 1, 5, 62, -1, -2, -3, info.max,
+                                  info.min)])
+    a = torch.tensor(bases, dtype=dtype)
+    b = torch.tensor(exps, dtype=dtype)
+    (out,) = run(lambda fd: fd.add_output(
+        fd.ops.pow(fd.from_pytorch(a), fd.from_pytorch(b))), [a, b])
+    assert torch.equal(out, torch.pow(a, b))

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../emu/kernel_emulator.h"
@@ -308,6 +309,53 @@ TEST(EmulatedKernelTest, VarianceWithCorrectionAtLeastTheCountIsInfOrNan) {
           << "ATen, axis " << axis << ", correction " << correction << "\n"
           << run.ref[0];
     }
+  }
+}
+
+namespace {
+// Every (base, exponent) pair of the two lists, as two 1-D tensors.
+std::pair<at::Tensor, at::Tensor> allPairs(const std::vector<int64_t>& xs,
+                                           const std::vector<int64_t>& ys,
+                                           at::ScalarType t) {
+  std::vector<int64_t> a, b;
+  for (int64_t x : xs) {
+    for (int64_t y : ys) {
+      a.push_back(x);
+      b.push_back(y);
+    }
+  }
+  return {at::tensor(a).to(t), at::tensor(b).to(t)};
+}
+
+// Outputs op(a, b) for each op, a and b 1-D inputs of `n` elements.
+void defineBinaries(Fusion& f, DataType t, int64_t n,
+                    const std::vector<BinaryOpType>& ops) {
+  TensorView* a = defineTensor(f, {n}, t);
+  TensorView* b = defineTensor(f, {n}, t);
+  for (BinaryOpType op : ops) {
+    f.addOutput(binaryOp(op, a, b));
+  }
+}
+}  // namespace
+
+// Integer pow squares (an exponent of 2^62 must not take 2^62 steps),
+// wraps like torch and gives torch's results for negative exponents.
+TEST(EmulatedKernelTest, IntegerPowMatchesTorch) {
+  for (DataType t : {DataType::Int, DataType::Int32}) {
+    const int64_t hi = t == DataType::Int ? INT64_MAX : INT32_MAX;
+    const int64_t lo = t == DataType::Int ? INT64_MIN : INT32_MIN;
+    auto [a, b] = allPairs(
+        {0, 1, -1, 2, -2, 3, 7},
+        {0, 1, 2, 3, 31, 62, 63, 64, -1, -2, -3, hi / 2, hi / 2 + 1, hi, lo},
+        toAtenType(t));
+    Fusion f;
+    defineBinaries(f, t, a.numel(), {BinaryOpType::Pow});
+    EmulatedRun run = runEmulatedAndAten(f, {a, b});
+    ASSERT_EQ(run.atenError, "");
+    EXPECT_EQ(run.kernels, 1u);
+    EXPECT_TRUE(sameValues(run.outs.at(0), run.ref.at(0)))
+        << toString(t) << "\nbases " << a << "\nexponents " << b << "\nkernel "
+        << run.outs[0] << "\ntorch " << run.ref[0];
   }
 }
 
