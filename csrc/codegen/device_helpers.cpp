@@ -98,9 +98,23 @@ __device__ __forceinline__ float nvf_div_rcp(float a, float b, float r) {
   if (m >= 0x1p-50f && m <= 0x1p50f) return fmaf(fmaf(-q, b, a), r, q);
   return a / b;
 }
+// Integer division never traps (the CPU emulator would die of SIGFPE):
+// MIN / -1 wraps to MIN and leaves remainder 0, as on the GPU. A zero
+// divisor gives quotient -1 and remainder a (a == q * b + r still holds);
+// the CPU path raises ZeroDivisionError there instead, a kernel cannot.
+template <typename T>
+__device__ __forceinline__ T nvf_idiv(T a, T b) {
+  if (b == 0) return (T)-1;
+  if (b == -1) return (T)(0ull - (unsigned long long)a);
+  return a / b;
+}
+template <typename T>
+__device__ __forceinline__ T nvf_imod(T a, T b) {
+  return b == 0 ? a : (b == -1 ? (T)0 : a % b);
+}
 template <typename T>
 __device__ __forceinline__ T nvf_remainder(T a, T b) {
-  T r = a % b;
+  T r = nvf_imod(a, b);
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 __device__ __forceinline__ float nvf_remainder(float a, float b) {

@@ -7,7 +7,10 @@ test_emulated_kernels.cpp checks the kernels' values on the CPU."""
 import pytest
 import torch
 
-from nvfuser import FusionDefinition
+from nvfuser import DataType, FusionDefinition
+
+INT64_MIN = -2**63
+
 
 def run(build, inputs):
     with FusionDefinition() as fd:
@@ -44,3 +47,51 @@ def test_integer_pow_matches_torch(dtype):
     (out,) = run(lambda fd: fd.add_output(
         fd.ops.pow(fd.from_pytorch(a), fd.from_pytorch(b))), [a, b])
     assert torch.equal(out, torch.pow(a, b))
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
+def test_integer_division_of_min_by_minus_one_wraps(dtype):
+    # torch itself dies of SIGFPE here on x86; the kernels wrap.
+    lo = torch.iinfo(dtype).min
+    a = torch.tensor([lo, lo, 7, -7], dtype=dtype)
+    b = torch.tensor([-1, 2, -1, 2], dtype=dtype)
+
+    def build(fd):
+        ta, tb = fd.from_pytorch(a), fd.from_pytorch(b)
+        for op in ("div", "fmod", "remainder"):
+            fd.add_output(getattr(fd.ops, op)(ta, tb))
+
+    q, f, r = run(build, [a, b])
+    assert q.tolist() == [lo, lo // 2, -7, -3]
+    assert f.tolist() == [0, 0, 0, -1]
+    assert r.tolist() == [0, 0, 0, 1]
+
+
+def test_integer_division_of_runtime_scalars():
+    # Python ints given at execute are evaluated the same way.
+    def build(fd):
+        t = fd.define_tensor(shape=[-1], dtype=DataType.Int)
+        s0 = fd.define_scalar(None, dtype=DataType.Int)
+        s1 = fd.define_scalar(None, dtype=DataType.Int)
+        fd.add_output(fd.ops.add(t, fd.ops.div(s0, s1)))
+        fd.add_output(fd.ops.add(t, fd.ops.remainder(s0, s1)))
+
+    with FusionDefinition() as fd:
+        build(fd)
+    zero = torch.zeros(2, dtype=torch.int64)
+    q, r = fd.execute([zero, INT64_MIN, -1])
+    assert q.tolist() == [INT64_MIN] * 2
+    assert r.tolist() == [0, 0]
+    with pytest.raises(ZeroDivisionError,
+                       match="div: integer division by zero"):
+        fd.execute([zero, 5, 0])
+
+
+@pytest.mark.parametrize("op", ["div", "fmod", "remainder"])
+def test_integer_division_by_zero_raises_on_the_cpu(op):
+    a = torch.tensor([5, 6], dtype=torch.int64)
+    b = torch.tensor([1, 0], dtype=torch.int64)
+    with pytest.raises(ZeroDivisionError,
+                       match="%s: integer division by zero" % op):
+        run(lambda fd: fd.add_output(getattr(fd.ops, op)(
+            fd.from_pytorch(a), fd.from_pytorch(b))), [a, b])

@@ -359,6 +359,51 @@ TEST(EmulatedKernelTest, IntegerPowMatchesTorch) {
   }
 }
 
+// MIN / -1 wraps to MIN with remainder 0 in kernels and on the CPU path
+// alike (x86 would raise SIGFPE); everything else is C's truncation and
+// torch's fmod / remainder.
+TEST(EmulatedKernelTest, IntegerDivisionOfMinByMinusOneWraps) {
+  const std::vector<BinaryOpType> ops = {BinaryOpType::Div, BinaryOpType::Fmod,
+                                         BinaryOpType::Remainder};
+  for (DataType t : {DataType::Int, DataType::Int32}) {
+    const int64_t hi = t == DataType::Int ? INT64_MAX : INT32_MAX;
+    const int64_t lo = t == DataType::Int ? INT64_MIN : INT32_MIN;
+    auto [a, b] = allPairs({lo, lo + 1, -7, -1, 0, 5, hi},
+                           {lo, -7, -2, -1, 1, 3, hi}, toAtenType(t));
+    Fusion f;
+    defineBinaries(f, t, a.numel(), ops);
+    EmulatedRun run = runEmulatedAndAten(f, {a, b});
+    ASSERT_EQ(run.atenError, "");
+    for (size_t k = 0; k < ops.size(); ++k) {
+      EXPECT_TRUE(sameValues(run.outs.at(k), run.ref.at(k)))
+          << toString(ops[k]) << " " << toString(t) << "\nkernel "
+          << run.outs[k] << "\nATen " << run.ref[k];
+    }
+    // Pair 3 is lo and -1.
+    EXPECT_EQ(run.ref[0][3].item<int64_t>(), lo);
+    EXPECT_EQ(run.ref[1][3].item<int64_t>(), 0);
+    EXPECT_EQ(run.ref[2][3].item<int64_t>(), 0);
+  }
+}
+
+// A zero divisor: the CPU path raises ZeroDivisionError like torch; a
+// kernel cannot raise and gives quotient -1 and remainder a.
+TEST(EmulatedKernelTest, IntegerDivisionByZeroIsDefinedInKernels) {
+  at::Tensor a = at::tensor(std::vector<int64_t>{INT64_MIN, -5, 0, 9});
+  at::Tensor b = at::zeros({4}, at::kLong);
+  Fusion f;
+  defineBinaries(
+      f, DataType::Int, 4,
+      {BinaryOpType::Div, BinaryOpType::Fmod, BinaryOpType::Remainder});
+  EmulatedRun run = runEmulatedAndAten(f, {a, b});
+  EXPECT_NE(run.atenError.find("div: integer division by zero"),
+            std::string::npos)
+      << run.atenError;
+  EXPECT_TRUE(sameValues(run.outs.at(0), at::full({4}, -1, at::kLong)));
+  EXPECT_TRUE(sameValues(run.outs.at(1), a));
+  EXPECT_TRUE(sameValues(run.outs.at(2), a));
+}
+
 TEST(EmulatedKernelTest, RandomFusions) {
   const char* env = std::getenv("NVFUSER_EMU_FUZZ_COUNT");
   const uint64_t count = env ? std::strtoull(env, nullptr, 10) : 20;
