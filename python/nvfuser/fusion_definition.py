@@ -97,6 +97,9 @@ class FusionDefinition:
             raise RuntimeError(
                 "this FusionDefinition is already finalized; create a new "
                 "one to define another fusion")
+        if self._inside:
+            raise RuntimeError("this FusionDefinition is already being "
+                               "defined; `with` blocks cannot be nested")
         self._inside = True
         return self
 
@@ -104,6 +107,10 @@ class FusionDefinition:
         self._inside = False
         if exc_type is None:
             self._fusion.finalize()
+        else:
+            # A half-built definition is dropped, so a retry starts empty
+            # (nvFuser does the same); values made in it stay unusable.
+            self._fusion = _C.Fusion()
         return False
 
     def _check_defining(self, what):
@@ -111,6 +118,10 @@ class FusionDefinition:
             raise RuntimeError(
                 "%s: this FusionDefinition is already finalized; ops can "
                 "only be added inside its `with` block" % what)
+        if not self._inside:
+            raise RuntimeError(
+                "%s: ops can only be added inside `with FusionDefinition() "
+                "as fd:` or in definition()" % what)
 
     def _unwrap(self, value, what):
         """Returns the _C.Val of a value of this definition, making Python
@@ -120,6 +131,11 @@ class FusionDefinition:
                 raise ValueError(
                     "%s: %s belongs to another FusionDefinition" %
                     (what, value.name))
+            if value._fusion is not self._fusion:
+                raise ValueError(
+                    "%s: %s belongs to a definition of this "
+                    "FusionDefinition that was discarded after an exception"
+                    % (what, value.name))
             return value._val
         if isinstance(value, (bool, int, float)):
             return self.define_scalar(value)._val

@@ -44,9 +44,7 @@ class Ops:
         out = []
         for i, s in enumerate(shape):
             if isinstance(s, Scalar):
-                if s._fd is not self._fd:
-                    raise ValueError("%s: %s[%d] belongs to another "
-                                     "FusionDefinition" % (what, name, i))
+                self._fd._unwrap(s, "%s: %s[%d]" % (what, name, i))
                 if not s._val.is_const:
                     raise NotImplementedError(
                         "%s: %s[%d] is a runtime scalar input; shapes must "
