@@ -5,10 +5,30 @@
 #include <unordered_set>
 
 #include "exceptions.h"
+#include "ir/checked_arith.h"
+#include "ir/list_string.h"
 
 namespace nvfuser {
 
+namespace {
+// Every tensor's element count must fit int64: shape inference, numel and
+// byte counts downstream multiply sizes unchecked. Symbolic sizes are
+// checked when concretization builds the tensor again with real sizes.
+void checkElementCount(const std::vector<IterDomain>& domain) {
+  std::vector<int64_t> sizes;
+  for (const IterDomain& id : domain) {
+    Extent e = id.logicalExtent();
+    if (e.isConst()) {
+      sizes.push_back(e.value);
+    }
+  }
+  NVF_CHECK(checkedProduct(sizes).has_value(), "a tensor of sizes ",
+            listToString(sizes), " has more than 2^63 - 1 elements");
+}
+}  // namespace
+
 TensorView* Fusion::newTensor(std::vector<IterDomain> domain, DataType dtype) {
+  checkElementCount(domain);
   std::unique_ptr<TensorView> tv(
       new TensorView(this, dtype, numTensors_++, std::move(domain)));
   TensorView* raw = tv.get();

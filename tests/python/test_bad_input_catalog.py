@@ -117,6 +117,24 @@ CASES = [
      lambda: define(lambda fd: fd.ops.squeeze(fd.define_tensor(shape=[1]),
                                               dims=[3])),
      ValueError, r"dim 3 is out of range for a tensor of rank 1"),
+    ("reshape to a shape whose size product overflows int64",
+     lambda: define(lambda fd: fd.ops.reshape(fd.define_tensor(shape=[24]),
+                                              [8, 2**61 + 3])),
+     ValueError, r"reshape: new_shape \[8, 2305843009213693955\] has more "
+                 r"than 2\^63 - 1 elements"),
+    ("full whose element count overflows int64",
+     lambda: define(lambda fd: fd.ops.full([2**62, 4], 0.0, DataType.Float)),
+     ValueError, r"a tensor of sizes \[4611686018427387904, 4\] has more "
+                 r"than 2\^63 - 1 elements"),
+    ("expand whose element count overflows int64",
+     lambda: define(lambda fd: fd.ops.expand(
+         fd.define_tensor(shape=[1, -1]), [2**62, 4])),
+     ValueError, r"has more than 2\^63 - 1 elements"),
+    ("pad widths that overflow int64",
+     lambda: define(lambda fd: fd.ops.pad(fd.define_tensor(shape=[3]),
+                                          [2**62, 2**62])),
+     ValueError, r"pad: dim 0 of T0 \[3\] Float padded by .* has more than "
+                 r"2\^63 - 1 elements"),
 ]
 
 
