@@ -199,7 +199,8 @@ at::Tensor evalReduction(const ReductionOp& e, const at::Tensor& x) {
   const std::vector<int64_t>& axes = e.axes();
   switch (e.op()) {
     case ReductionOpType::Sum:
-      return at::sum(as(x, outType), axes);
+      // ATen sums Int32 into Long; the result is cast back.
+      return as(at::sum(as(x, outType), axes), outType);
     case ReductionOpType::Mean:
       return at::mean(as(x, outType), axes);
     case ReductionOpType::Max:
@@ -207,11 +208,13 @@ at::Tensor evalReduction(const ReductionOp& e, const at::Tensor& x) {
     case ReductionOpType::Min:
       return as(at::amin(x, axes), outType);
     case ReductionOpType::Prod: {
-      at::Tensor r = as(x, outType);
+      // ATen has no Half/BFloat16 product on the CPU; the kernels multiply
+      // those in Float too.
+      at::Tensor r = as(x, isReducedFloat(outType) ? DataType::Float : outType);
       for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
         r = at::prod(r, *it);
       }
-      return r;
+      return as(r, outType);
     }
   }
   NVF_THROW(Internal, "unhandled reduction");

@@ -226,7 +226,8 @@ class FusionDefinition:
                 raise TypeError("define_scalar: unsupported value of type %s"
                                 % type(value).__name__)
         if not isinstance(dtype, DataType):
-            raise TypeError("define_scalar: dtype must be a DataType")
+            raise TypeError("define_scalar: dtype must be a DataType, got %r"
+                            % (dtype,))
         return Scalar(self, self._fusion.define_scalar(value, dtype))
 
     # nvFuser's older names.

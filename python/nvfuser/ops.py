@@ -177,7 +177,8 @@ class Ops:
     # ---- reductions -------------------------------------------------------
     def _reduction(self, name, x, dims, keepdim, dtype):
         if not isinstance(dtype, DataType):
-            raise TypeError("%s: dtype must be a DataType" % name)
+            raise TypeError("%s: dtype must be a DataType, got %r" %
+                            (name, dtype))
         return self._call(name, _cops.reduction, name, self._tensor(x, name),
                           self._dims(dims, name), bool(keepdim), dtype)
 
@@ -229,12 +230,16 @@ class Ops:
     # ---- factories --------------------------------------------------------
     def full(self, shape, fill_value, dtype):
         if not isinstance(dtype, DataType):
-            raise TypeError("full: dtype must be a DataType")
+            raise TypeError("full: dtype must be a DataType, got %r" %
+                            (dtype,))
         fill = self._val(fill_value, "full")
         return self._call("full", _cops.full, fill,
                           self._sizes(shape, "full"), fill, dtype)
 
     def iota(self, length, start=None, step=None, dtype=DataType.Int):
+        if not isinstance(dtype, DataType):
+            raise TypeError("iota: dtype must be a DataType, got %r" %
+                            (dtype,))
         if isinstance(length, Scalar):
             length = self._sizes([length], "iota", "length")[0]
         if isinstance(length, bool) or not isinstance(length, int):

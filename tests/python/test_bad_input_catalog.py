@@ -135,6 +135,22 @@ CASES = [
                                           [2**62, 2**62])),
      ValueError, r"pad: dim 0 of T0 \[3\] Float padded by .* has more than "
                  r"2\^63 - 1 elements"),
+    ("sum into Bool",
+     lambda: define(lambda fd: fd.ops.sum(fd.define_tensor(shape=[3]),
+                                          dims=[0], dtype=DataType.Bool)),
+     TypeError, r"sum: dtype Bool is not supported"),
+    ("prod into Bool",
+     lambda: define(lambda fd: fd.ops.prod(
+         fd.define_tensor(shape=[3], dtype=DataType.Bool), dims=[0],
+         dtype=DataType.Bool)),
+     TypeError, r"prod: dtype Bool is not supported"),
+    ("reduction dtype that is not a DataType",
+     lambda: define(lambda fd: fd.ops.max(fd.define_tensor(shape=[3]),
+                                          dims=[0], dtype=torch.float32)),
+     TypeError, r"max: dtype must be a DataType, got torch.float32"),
+    ("iota dtype that is not a DataType",
+     lambda: define(lambda fd: fd.ops.iota(3, dtype="int")),
+     TypeError, r"iota: dtype must be a DataType, got 'int'"),
 ]
 
 
