@@ -40,8 +40,9 @@ def test_values_of_a_discarded_definition_are_rejected():
         with fd:
             stale = fd.define_tensor(shape=[-1])
             raise RuntimeError("boom")
-    with pytest.raises(ValueError, match="T0 belongs to a definition of this "
-                                         "FusionDefinition that was discarded"):
+    with pytest.raises(ValueError, match="T0 belongs to a definition of "
+                                         "this FusionDefinition that was "
+                                         "discarded"):
         with fd:
             fd.add_output(fd.ops.neg(stale))
 
