@@ -1,6 +1,9 @@
 #include "runtime/runtime_args.h"
 
+#include <string>
+
 #include "exceptions.h"
+#include "ops/arith.h"
 
 namespace nvfuser {
 
@@ -61,6 +64,18 @@ std::string argName(const Fusion& f, size_t i) {
   return "input " + std::to_string(i) + " (" + f.inputs()[i]->ref() + ")";
 }
 }  // namespace
+
+void checkArgs(const Fusion& f, const std::vector<RuntimeArg>& args) {
+  const size_t declared = f.inputs().size();
+  for (size_t i = 0; i < args.size(); ++i) {
+    const RuntimeArg& a = args[i];
+    // A scalar given for a tensor input is reported by validateInputs.
+    if (a.scalar && i < declared && !f.inputs()[i]->isTensor()) {
+      checkScalarValue(f.inputs()[i]->dtype(), *a.scalar,
+                       "execute: " + argName(f, i));
+    }
+  }
+}
 
 at::Device commonDevice(const Fusion& f, const std::vector<RuntimeArg>& args) {
   std::optional<at::Device> device;

@@ -30,6 +30,10 @@ struct RuntimeArg {
 DataType fromAtenType(at::ScalarType t);
 at::ScalarType toAtenType(DataType t);
 
+// Checks made on every call (describeArgs runs once per input signature):
+// each scalar must fit the dtype of the scalar input it binds.
+void checkArgs(const Fusion& fusion, const std::vector<RuntimeArg>& args);
+
 // Describes the args for concretization; checks undefined tensors, devices
 // and that scalars were given for scalar inputs.
 std::vector<InputDescriptor> describeArgs(const Fusion& fusion,

@@ -4,6 +4,7 @@ import torch
 
 from . import _C
 from ._C import DataType
+from ._validate import check_int_list
 from .ops import Ops
 from .values import Scalar, Tensor, Vector, _Value
 
@@ -25,19 +26,6 @@ def torch_dtype_to_nvfuser_dtype(dtype):
     if dtype not in _TORCH_TO_DTYPE:
         raise TypeError("torch dtype %s is not supported by nvfuser" % dtype)
     return _TORCH_TO_DTYPE[dtype]
-
-
-def _check_int_list(name, values, allow_none=False):
-    if not isinstance(values, (list, tuple)):
-        raise TypeError("%s must be a list of ints, got %s" %
-                        (name, type(values).__name__))
-    for i, v in enumerate(values):
-        if v is None and allow_none:
-            continue
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise TypeError("%s[%d] must be an int, got %s" %
-                            (name, i, type(v).__name__))
-    return list(values)
 
 
 def compute_layout(sizes, strides):
@@ -165,10 +153,10 @@ class FusionDefinition:
         if symbolic_sizes is not None:
             shape = symbolic_sizes
         if sizes is not None:
-            sizes = _check_int_list("sizes", sizes)
+            sizes = check_int_list("sizes", sizes)
             if strides is None:
                 raise ValueError("define_tensor: sizes requires strides")
-            strides = _check_int_list("strides", strides)
+            strides = check_int_list("strides", strides)
             if len(strides) != len(sizes):
                 raise ValueError(
                     "define_tensor: sizes has %d entries but strides has %d" %
@@ -177,7 +165,7 @@ class FusionDefinition:
             shape = [s if (static_sizes or s == 1) else -1 for s in sizes]
         if shape is None:
             raise TypeError("define_tensor: shape is required")
-        shape = _check_int_list("shape", shape)
+        shape = check_int_list("shape", shape)
         if contiguity is None:
             contiguity = []
         elif isinstance(contiguity, bool):
@@ -194,7 +182,7 @@ class FusionDefinition:
         if not isinstance(dtype, DataType):
             raise TypeError("define_tensor: dtype must be a DataType, got %r"
                             % (dtype,))
-        stride_order = _check_int_list("stride_order", stride_order or [])
+        stride_order = check_int_list("stride_order", stride_order or [])
         val = self._fusion.define_tensor(shape, contiguity, dtype,
                                          stride_order, bool(is_cpu))
         return Tensor(self, val)

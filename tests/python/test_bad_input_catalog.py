@@ -23,6 +23,16 @@ def one_input(fd, shape=(-1,), dtype=DataType.Float, **kw):
     return t
 
 
+def scalar_input(dtype):
+    """A fusion of a tensor and a scalar input of `dtype`."""
+    def build(fd):
+        t = fd.define_tensor(shape=[-1])
+        s = fd.define_scalar(None, dtype=dtype)
+        fd.add_output(fd.ops.where(s, t, t) if dtype == DataType.Bool
+                      else fd.ops.mul(t, s))
+    return build
+
+
 CASES = [
     ("static size mismatch",
      lambda: run(lambda fd: one_input(fd, (4,)), [torch.randn(5)]),
@@ -151,8 +161,58 @@ CASES = [
     ("iota dtype that is not a DataType",
      lambda: define(lambda fd: fd.ops.iota(3, dtype="int")),
      TypeError, r"iota: dtype must be a DataType, got 'int'"),
+    ("constant beyond int64",
+     lambda: define(lambda fd: fd.define_scalar(2**70)),
+     ValueError, r"define_scalar: 1180591620717411303424 is out of the int64 "
+                 r"range"),
+    ("float constant for an Int scalar",
+     lambda: define(lambda fd: fd.define_scalar(2.7, dtype=DataType.Int)),
+     TypeError, r"define_scalar: Int scalars take a Python int, got "
+                r"float 2.7"),
+    ("int constant for a Bool scalar",
+     lambda: define(lambda fd: fd.define_scalar(1, dtype=DataType.Bool)),
+     TypeError, r"Bool scalars take a Python bool, got int 1"),
+    ("bool constant for an Int scalar",
+     lambda: define(lambda fd: fd.define_scalar(True, dtype=DataType.Int)),
+     TypeError, r"Int scalars take a Python int, got bool True"),
+    ("constant beyond Int32",
+     lambda: define(lambda fd: fd.define_scalar(2**40,
+                                                dtype=DataType.Int32)),
+     ValueError, r"1099511627776 is out of range for Int32 scalars"),
+    ("size beyond int64",
+     lambda: define(lambda fd: fd.define_tensor(shape=[2**70])),
+     ValueError, r"shape\[0\] = 1180591620717411303424 is out of the int64 "
+                 r"range"),
+    ("new_shape entry beyond int64",
+     lambda: define(lambda fd: fd.ops.reshape(fd.define_tensor(shape=[4]),
+                                              [2**64, -1])),
+     ValueError, r"reshape: new_shape\[0\] = 18446744073709551616 is out "
+                 r"of the int64 range"),
+    ("NaN constant as a size",
+     lambda: define(lambda fd: fd.ops.reshape(
+         fd.define_tensor(shape=[4]), [fd.define_scalar(float("nan"))])),
+     TypeError, r"reshape: new_shape\[0\] must be an integer scalar, got a "
+                r"Double constant nan"),
+    ("float correction",
+     lambda: define(lambda fd: fd.ops.var_mean(fd.define_tensor(shape=[4]),
+                                               dims=[0], correction=1.5)),
+     TypeError, r"var_mean: correction must be an int, got float"),
+    ("float for an Int scalar input at execute",
+     lambda: run(scalar_input(DataType.Int), [torch.ones(2), 2.7]),
+     TypeError, r"execute: input 1 \(s0\): Int scalars take a Python int, "
+                r"got float 2.7"),
+    ("int beyond int64 for an Int scalar input at execute",
+     lambda: run(scalar_input(DataType.Int), [torch.ones(2), 2**70]),
+     ValueError, r"execute: input 1: 1180591620717411303424 is out of the "
+                 r"int64 range"),
+    ("int for a Bool scalar input at execute",
+     lambda: run(scalar_input(DataType.Bool), [torch.ones(2), 1]),
+     TypeError, r"input 1 \(s0\): Bool scalars take a Python bool, got int "
+                r"1"),
+    ("bool for a Double scalar input at execute",
+     lambda: run(scalar_input(DataType.Double), [torch.ones(2), True]),
+     TypeError, r"Double scalars take a Python int or float, got bool True"),
 ]
-
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_bad_input(case):

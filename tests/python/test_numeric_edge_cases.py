@@ -95,3 +95,28 @@ def test_integer_division_by_zero_raises_on_the_cpu(op):
                        match="%s: integer division by zero" % op):
         run(lambda fd: fd.add_output(getattr(fd.ops, op)(
             fd.from_pytorch(a), fd.from_pytorch(b))), [a, b])
+
+
+def test_python_ints_beyond_int64_for_float_scalars():
+    # torch takes 2**70 as a float where a float is wanted; an Int scalar
+    # refuses it (test_bad_input_catalog.py).
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1])
+        s = fd.define_scalar(None, dtype=DataType.Double)
+        fd.add_output(fd.ops.mul(fd.ops.mul(t, s),
+                                 fd.define_scalar(2**70,
+                                                  dtype=DataType.Double)))
+    x = torch.ones(2)
+    (out,) = fd.execute([x, 2**70])
+    torch.testing.assert_close(out, x * 2.0**140)
+
+
+def test_integer_constants_as_sizes_and_scalar_inputs_in_range():
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1], dtype=DataType.Int32)
+        s = fd.define_scalar(None, dtype=DataType.Int32)
+        two = fd.define_scalar(2)
+        fd.add_output(fd.ops.reshape(fd.ops.add(t, s), [two, -1]))
+    x = torch.arange(6, dtype=torch.int32)
+    (out,) = fd.execute([x, 2**31 - 7])
+    assert torch.equal(out, (x + (2**31 - 7)).reshape(2, 3))
