@@ -108,7 +108,10 @@ std::vector<RuntimeArg> toRuntimeArgs(const Fusion& f, const py::list& in) {
       return py::str(py::type::handle_of(h).attr("__name__"));
     };
     if (THPVariable_Check(h.ptr())) {
-      args.push_back(RuntimeArg::fromTensor(THPVariable_Unpack(h.ptr())));
+      // Kernels read raw memory: a negative bit (x.conj().imag) is applied
+      // first, so they see the values ATen would.
+      args.push_back(
+          RuntimeArg::fromTensor(THPVariable_Unpack(h.ptr()).resolve_neg()));
     } else if (h.is_none()) {
       NVF_THROW(Type, "execute: input ", i, " is None; expected ",
                 i < f.inputs().size() && f.inputs()[i]->isTensor()

@@ -214,6 +214,34 @@ CASES = [
      TypeError, r"Double scalars take a Python int or float, got bool True"),
 ]
 
+# Tensors that are not dense strided memory, rejected at execute naming the
+# input: (name, a function making the tensor, rank, what the message says).
+TENSOR_KINDS = [
+    ("sparse COO", lambda: torch.ones(3).to_sparse(), 1,
+     r"a sparse \(torch.sparse_coo\)"),
+    ("sparse CSR", lambda: torch.eye(3).to_sparse_csr(), 2,
+     r"a sparse \(torch.sparse_csr\)"),
+    ("MKL-DNN", lambda: torch.ones(3).to_mkldnn(), 1,
+     r"an MKL-DNN \(torch._mkldnn\)"),
+    ("nested", lambda: torch.nested.nested_tensor([torch.ones(2),
+                                                  torch.ones(3)]), 2,
+     r"a nested"),
+    ("quantized", lambda: torch.quantize_per_tensor(torch.ones(3), 0.1, 0,
+                                                    torch.qint8), 1,
+     r"a quantized \(QInt8\)"),
+    ("named", lambda: torch.ones(3, names=("n",)), 1,
+     r"a named \(drop the names with .rename\(None\)\)"),
+    ("meta", lambda: torch.ones(3, device="meta"), 1, r"a meta \(no data\)"),
+]
+for _name, _make, _rank, _kind in TENSOR_KINDS:
+    CASES.append((
+        "%s tensor at execute" % _name,
+        lambda make=_make, rank=_rank: run(
+            lambda fd: one_input(fd, (-1,) * rank), [make()]),
+        TypeError, r"execute: input 0 is %s tensor; only dense strided "
+                   r"tensors are supported" % _kind))
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_bad_input(case):
     _, call, error, pattern = case

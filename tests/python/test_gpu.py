@@ -85,6 +85,19 @@ def test_scalar_inputs_and_iota_on_gpu():
     torch.testing.assert_close(out, x * 3 + torch.arange(10, device="cuda"))
 
 
+def test_negative_bit_input_is_applied_on_gpu():
+    # x.conj().imag is a view with torch's negative bit: the kernel reads
+    # raw memory, so execute applies the bit first.
+    z = torch.randn(16, dtype=torch.complex64, device="cuda")
+    x = z.conj().imag
+    assert x.is_neg()
+    with FusionDefinition() as fd:
+        fd.add_output(fd.ops.mul(fd.define_tensor(shape=[-1],
+                                                  contiguity=[False]), 2.0))
+    (out,) = fd.execute([x])
+    torch.testing.assert_close(out, x * 2)
+
+
 def test_mixed_kernel_and_aten_groups():
     a = torch.randn(32, 64, device="cuda")
     w = torch.randn(16, 64, device="cuda")
