@@ -9,7 +9,6 @@ the regions and every unsupported node with its reason.
 """
 
 import operator
-import os
 import warnings
 
 import torch
@@ -17,6 +16,7 @@ from torch.fx.passes.infra.partitioner import (CapabilityBasedPartitioner,
                                                Partition)
 from torch.fx.passes.operator_support import OperatorSupportBase
 
+from .. import _C
 from ..fusion_definition import FusionDefinition, torch_dtype_to_nvfuser_dtype
 from ..values import Tensor
 from .translator import (SPLIT_OPS, SUPPORTED_DTYPES, Unsupported, op_name,
@@ -24,7 +24,7 @@ from .translator import (SPLIT_OPS, SUPPORTED_DTYPES, Unsupported, op_name,
 
 
 def _dump_enabled():
-    return "fx_partition" in os.environ.get("NVFUSER_DUMP", "").split(",")
+    return _C.dump_enabled("fx_partition")  # the compiler's own parser
 
 
 class _Recorder(torch.fx.Interpreter):
