@@ -11,10 +11,11 @@
 namespace nvfuser {
 
 namespace {
-// Every tensor's element count must fit int64: shape inference, numel and
-// byte counts downstream multiply sizes unchecked. Symbolic sizes are
-// checked when concretization builds the tensor again with real sizes.
-void checkElementCount(const std::vector<IterDomain>& domain) {
+// Every tensor's element and byte counts must fit int64 (torch's storage
+// check refuses such tensors too): shape inference, numel and denseBytes
+// downstream multiply sizes unchecked. Symbolic sizes are checked when
+// concretization builds the tensor again with real sizes.
+void checkElementCount(const std::vector<IterDomain>& domain, DataType dtype) {
   std::vector<int64_t> sizes;
   for (const IterDomain& id : domain) {
     Extent e = id.logicalExtent();
@@ -22,13 +23,17 @@ void checkElementCount(const std::vector<IterDomain>& domain) {
       sizes.push_back(e.value);
     }
   }
-  NVF_CHECK(checkedProduct(sizes).has_value(), "a tensor of sizes ",
-            listToString(sizes), " has more than 2^63 - 1 elements");
+  const std::optional<int64_t> elements = checkedProduct(sizes);
+  NVF_CHECK(elements.has_value(), "a tensor of sizes ", listToString(sizes),
+            " has more than 2^63 - 1 elements");
+  NVF_CHECK(checkedMul(*elements, dataTypeSize(dtype)).has_value(), "a ",
+            toString(dtype), " tensor of sizes ", listToString(sizes),
+            " has more than 2^63 - 1 bytes");
 }
 }  // namespace
 
 TensorView* Fusion::newTensor(std::vector<IterDomain> domain, DataType dtype) {
-  checkElementCount(domain);
+  checkElementCount(domain, dtype);
   std::unique_ptr<TensorView> tv(
       new TensorView(this, dtype, numTensors_++, std::move(domain)));
   TensorView* raw = tv.get();

@@ -232,8 +232,11 @@ TEST(OpsTest, ShapesBeyondInt64AreRejected) {
   EXPECT_ERROR_CONTAINS(expand(b, {big, 8}), "has more than 2^63 - 1");
   EXPECT_ERROR_CONTAINS(pad(a, {2 * big, 2 * big}, nullptr),
                         "pad: dim 0 of T0 [24] Float padded by");
-  TensorView* c = defineTensor(f, {2 * big}, DataType::Float);
+  TensorView* c = defineTensor(f, {2 * big}, DataType::Bool);
   EXPECT_ERROR_CONTAINS(cat({c, c}, 0), "add up to more than 2^63 - 1");
+  EXPECT_ERROR_CONTAINS(full(f, {big}, one, DataType::Double),
+                        "a Double tensor of sizes [2305843009213693952] has "
+                        "more than 2^63 - 1 bytes");
   // A zero size makes any other sizes fit, as in torch.
   EXPECT_EQ(staticShape(full(f, {0, big, big}, one, DataType::Float)),
             (std::vector<int64_t>{0, big, big}));
