@@ -276,6 +276,24 @@ Val* castOp(Val* in, DataType dtype) {
   return out;
 }
 
+namespace {
+// torch refuses an integer tensor to a negative Python-int power (1 / x
+// rounded toward 0 is rarely meant); tensor or runtime exponents get its
+// defined results instead (nvf_ipow).
+void checkIntegerPowExponent(const Val* base, const Val* exponent) {
+  const Scalar* c = exponent->isTensor() ? nullptr : exponent->asScalar();
+  if (!base->isTensor() || c == nullptr || !c->isConst()) {
+    return;
+  }
+  const int64_t* v = std::get_if<int64_t>(&*c->value());
+  NVF_CHECK(v == nullptr || *v >= 0,
+            "pow: integers to negative integer powers are not allowed, as "
+            "in torch (",
+            valDescription(base), " ** ", v ? *v : 0,
+            "); cast the base to a floating type first");
+}
+}  // namespace
+
 Val* binaryOp(BinaryOpType op, Val* a, Val* b) {
   const std::string name = toString(op);
   Fusion* f = commonFusion({a, b}, name);
@@ -300,6 +318,9 @@ Val* binaryOp(BinaryOpType op, Val* a, Val* b) {
                    "supported; cast them first");
     compute = arithmeticResult(promoted);
     outType = compute;
+    if (op == BinaryOpType::Pow && isIntegralType(compute)) {
+      checkIntegerPowExponent(a, b);
+    }
   }
   Val* out = newOutputLike(f, operands, outType, name);
   f->addExpr<BinaryOp>(op, compute, out, operands[0], operands[1]);

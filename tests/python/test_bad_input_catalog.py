@@ -161,6 +161,11 @@ CASES = [
     ("iota dtype that is not a DataType",
      lambda: define(lambda fd: fd.ops.iota(3, dtype="int")),
      TypeError, r"iota: dtype must be a DataType, got 'int'"),
+    ("integer tensor to a negative constant power",
+     lambda: define(lambda fd: fd.ops.pow(
+         fd.define_tensor(shape=[3], dtype=DataType.Int), -1)),
+     ValueError, r"pow: integers to negative integer powers are not "
+                 r"allowed, as in torch \(T0 \[3\] Int \*\* -1\)"),
     ("constant beyond int64",
      lambda: define(lambda fd: fd.define_scalar(2**70)),
      ValueError, r"define_scalar: 1180591620717411303424 is out of the int64 "
