@@ -96,8 +96,8 @@ class FusionDefinition:
         if exc_type is None:
             self._fusion.finalize()
         else:
-            # A half-built definition is dropped, so a retry starts empty
-            # (nvFuser does the same); values made in it stay unusable.
+            # A half-built definition is dropped, so a retry starts empty;
+            # values made in it are refused by _unwrap from now on.
             self._fusion = _C.Fusion()
         return False
 
