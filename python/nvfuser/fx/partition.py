@@ -652,7 +652,10 @@ def compile_graph(gm, example_inputs):
     """Returns a copy of gm with every supported region replaced by a
     FusionRegion. Never raises for a graph PyTorch can run: whatever cannot
     be translated stays in eager, with its reason. gm and the example
-    inputs are left as they are."""
+    inputs are left as they are. A misspelled NVFUSER_DUMP option raises
+    (ValueError) here, as it does at execute: a configuration error is the
+    user's to fix, not a reason to run in eager."""
+    _dump_enabled()
     # Partitioning rewrites the graph it works on; work on a copy so that a
     # failure anywhere can still hand back the caller's graph intact.
     work = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph),
