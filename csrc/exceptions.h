@@ -9,7 +9,14 @@
 
 namespace nvfuser {
 
-enum class ErrorKind { Value, Type, Runtime, NotImplemented, Internal };
+enum class ErrorKind {
+  Value,
+  Type,
+  Runtime,
+  NotImplemented,
+  ZeroDivision,  // integer division by zero on the CPU, as torch raises
+  Internal
+};
 
 class Error : public std::runtime_error {
  public:

@@ -77,8 +77,9 @@ std::vector<std::string> Options::parseList(OptionGroup g,
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
+    // "a, b" and a list continued on a new line name the same options.
+    item.erase(0, item.find_first_not_of(" \t\r\n"));
+    item.erase(item.find_last_not_of(" \t\r\n") + 1);
     if (item.empty()) {
       continue;
     }
@@ -137,6 +138,11 @@ Options Options::withOverrides(const std::vector<std::string>& enable,
     o.disable_.insert(s);
   }
   return o;
+}
+
+bool Options::dumpEnabled(const std::string& name) {
+  checkName(OptionGroup::Dump, name);
+  return fromEnvironment().dump(name);
 }
 
 std::string Options::compileKey() const {

@@ -20,6 +20,10 @@ class Options {
                                             const std::string& text);
   // The valid names of a group.
   static const std::vector<std::string>& validNames(OptionGroup group);
+  // Whether NVFUSER_DUMP names `name`, which must be a valid dump option:
+  // what code outside the compiler (the Python FX backend) asks instead of
+  // parsing the variable again.
+  static bool dumpEnabled(const std::string& name);
 
   // Adds per-call options (fd.execute's _enable_options/_disable_options).
   Options withOverrides(const std::vector<std::string>& enable,

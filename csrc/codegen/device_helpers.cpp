@@ -98,9 +98,23 @@ __device__ __forceinline__ float nvf_div_rcp(float a, float b, float r) {
   if (m >= 0x1p-50f && m <= 0x1p50f) return fmaf(fmaf(-q, b, a), r, q);
   return a / b;
 }
+// Integer division never traps (the CPU emulator would die of SIGFPE):
+// MIN / -1 wraps to MIN and leaves remainder 0, as on the GPU. A zero
+// divisor gives quotient -1 and remainder a (a == q * b + r still holds);
+// the CPU path raises ZeroDivisionError there instead, a kernel cannot.
+template <typename T>
+__device__ __forceinline__ T nvf_idiv(T a, T b) {
+  if (b == 0) return (T)-1;
+  if (b == -1) return (T)(0ull - (unsigned long long)a);
+  return a / b;
+}
+template <typename T>
+__device__ __forceinline__ T nvf_imod(T a, T b) {
+  return b == 0 ? a : (b == -1 ? (T)0 : a % b);
+}
 template <typename T>
 __device__ __forceinline__ T nvf_remainder(T a, T b) {
-  T r = a % b;
+  T r = nvf_imod(a, b);
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 __device__ __forceinline__ float nvf_remainder(float a, float b) {
@@ -231,11 +245,19 @@ __device__ __forceinline__ T nvf_block_reduce(T v, Op op, T* smem) {
   for (int w = 1; w < warps; ++w) r = op(r, smem[w]);
   return r;
 }
+// torch's integer pow. Squaring takes one step per bit of the exponent
+// (one step per unit would spin 2^62 times); products wrap in unsigned
+// arithmetic, as torch's do. A negative exponent gives 1 / a rounded
+// toward 0: 1 for a == 1, -1 or 1 by parity for a == -1, else 0.
 template <typename T>
 __device__ __forceinline__ T nvf_ipow(T a, T b) {
-  T r = 1;
-  for (; b > 0; --b) r *= a;
-  return b < 0 ? (a == 1 ? 1 : 0) : r;
+  if (b < 0) return a == 1 ? (T)1 : (a == -1 ? (T)((b & 1) ? -1 : 1) : (T)0);
+  unsigned long long r = 1, x = (unsigned long long)a;
+  for (; b > 0; b >>= 1) {
+    if (b & 1) r *= x;
+    x *= x;
+  }
+  return (T)r;
 }
 )";
 }

@@ -146,8 +146,8 @@ std::string binaryExpr(BinaryOpType op, DataType t, const std::string& a,
       return infix("-");
     case BinaryOpType::Mul:
       return infix("*");
-    case BinaryOpType::Div:
-      return infix("/");  // C division truncates integers, like nvFuser
+    case BinaryOpType::Div:  // integers truncate, like nvFuser
+      return isFloatingType(t) ? infix("/") : "nvf_idiv(" + a + ", " + b + ")";
     case BinaryOpType::Pow:
       return isFloatingType(t)
                  ? std::string(t == DataType::Float ? "powf(" : "pow(") + a +
@@ -157,7 +157,7 @@ std::string binaryExpr(BinaryOpType op, DataType t, const std::string& a,
       return isFloatingType(t)
                  ? std::string(t == DataType::Float ? "fmodf(" : "fmod(") + a +
                        ", " + b + ")"
-                 : infix("%");
+                 : "nvf_imod(" + a + ", " + b + ")";
     case BinaryOpType::Remainder:
       return "nvf_remainder(" + a + ", " + b + ")";
     case BinaryOpType::Maximum:

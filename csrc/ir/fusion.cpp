@@ -5,10 +5,35 @@
 #include <unordered_set>
 
 #include "exceptions.h"
+#include "ir/checked_arith.h"
+#include "ir/list_string.h"
 
 namespace nvfuser {
 
+namespace {
+// Every tensor's element and byte counts must fit int64 (torch's storage
+// check refuses such tensors too): shape inference, numel and denseBytes
+// downstream multiply sizes unchecked. Symbolic sizes are checked when
+// concretization builds the tensor again with real sizes.
+void checkElementCount(const std::vector<IterDomain>& domain, DataType dtype) {
+  std::vector<int64_t> sizes;
+  for (const IterDomain& id : domain) {
+    Extent e = id.logicalExtent();
+    if (e.isConst()) {
+      sizes.push_back(e.value);
+    }
+  }
+  const std::optional<int64_t> elements = checkedProduct(sizes);
+  NVF_CHECK(elements.has_value(), "a tensor of sizes ", listToString(sizes),
+            " has more than 2^63 - 1 elements");
+  NVF_CHECK(checkedMul(*elements, dataTypeSize(dtype)).has_value(), "a ",
+            toString(dtype), " tensor of sizes ", listToString(sizes),
+            " has more than 2^63 - 1 bytes");
+}
+}  // namespace
+
 TensorView* Fusion::newTensor(std::vector<IterDomain> domain, DataType dtype) {
+  checkElementCount(domain, dtype);
   std::unique_ptr<TensorView> tv(
       new TensorView(this, dtype, numTensors_++, std::move(domain)));
   TensorView* raw = tv.get();

@@ -1,6 +1,9 @@
 #include "ops/arith.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
+#include <variant>
 
 #include "exceptions.h"
 #include "ops/op_utils.h"
@@ -69,9 +72,46 @@ TensorView* defineTensor(Fusion& f, const std::vector<int64_t>& shape,
   return tv;
 }
 
+namespace {
+// "float 2.7", "bool True": the value as Python shows it, for messages.
+std::string pythonValue(const ScalarValue& v) {
+  if (const bool* b = std::get_if<bool>(&v)) {
+    return *b ? "bool True" : "bool False";
+  }
+  return (std::holds_alternative<int64_t>(v) ? "int " : "float ") +
+         scalarValueToString(v);
+}
+}  // namespace
+
+void checkScalarValue(DataType dtype, const ScalarValue& value,
+                      const std::string& what) {
+  if (dtype == DataType::Bool) {
+    NVF_CHECK_KIND(std::holds_alternative<bool>(value), Type, what,
+                   ": Bool scalars take a Python bool, got ",
+                   pythonValue(value));
+    return;
+  }
+  const char* wanted = isIntegralType(dtype) ? "int" : "int or float";
+  // A float would be truncated (2.7 -> 2, NaN undefined).
+  const bool kindOk = isIntegralType(dtype)
+                          ? std::holds_alternative<int64_t>(value)
+                          : !std::holds_alternative<bool>(value);
+  NVF_CHECK_KIND(kindOk, Type, what, ": ", toString(dtype),
+                 " scalars take a Python ", wanted, ", got ",
+                 pythonValue(value));
+  if (dtype == DataType::Int32) {
+    const int64_t v = std::get<int64_t>(value);
+    NVF_CHECK(v >= INT32_MIN && v <= INT32_MAX, what, ": ", v,
+              " is out of range for Int32 scalars");
+  }
+}
+
 Scalar* defineScalar(Fusion& f, DataType dtype,
                      std::optional<ScalarValue> value) {
   checkSupportedDataType(dtype, "define_scalar");
+  if (value.has_value()) {
+    checkScalarValue(dtype, *value, "define_scalar");
+  }
   Scalar* s = f.newScalar(dtype, value);
   if (!value.has_value()) {
     f.addInput(s);
@@ -236,6 +276,24 @@ Val* castOp(Val* in, DataType dtype) {
   return out;
 }
 
+namespace {
+// torch refuses an integer tensor to a negative Python-int power (1 / x
+// rounded toward 0 is rarely meant); tensor or runtime exponents get its
+// defined results instead (nvf_ipow).
+void checkIntegerPowExponent(const Val* base, const Val* exponent) {
+  const Scalar* c = exponent->isTensor() ? nullptr : exponent->asScalar();
+  if (!base->isTensor() || c == nullptr || !c->isConst()) {
+    return;
+  }
+  const int64_t* v = std::get_if<int64_t>(&*c->value());
+  NVF_CHECK(v == nullptr || *v >= 0,
+            "pow: integers to negative integer powers are not allowed, as "
+            "in torch (",
+            valDescription(base), " ** ", v ? *v : 0,
+            "); cast the base to a floating type first");
+}
+}  // namespace
+
 Val* binaryOp(BinaryOpType op, Val* a, Val* b) {
   const std::string name = toString(op);
   Fusion* f = commonFusion({a, b}, name);
@@ -260,6 +318,9 @@ Val* binaryOp(BinaryOpType op, Val* a, Val* b) {
                    "supported; cast them first");
     compute = arithmeticResult(promoted);
     outType = compute;
+    if (op == BinaryOpType::Pow && isIntegralType(compute)) {
+      checkIntegerPowExponent(a, b);
+    }
   }
   Val* out = newOutputLike(f, operands, outType, name);
   f->addExpr<BinaryOp>(op, compute, out, operands[0], operands[1]);

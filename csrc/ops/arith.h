@@ -2,6 +2,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "ir/exprs.h"
@@ -20,6 +21,12 @@ TensorView* defineTensor(Fusion& f, const std::vector<int64_t>& shape,
 // A constant (value given) or a fusion-input scalar (no value).
 Scalar* defineScalar(Fusion& f, DataType dtype,
                      std::optional<ScalarValue> value);
+// Throws unless `value` can stand for a scalar of `dtype` without changing
+// it: Bool takes only a bool, Int and Int32 only an int in their range,
+// floating types an int or a float (never a bool). `what` starts the
+// message (e.g. "execute: input 2 (s1)").
+void checkScalarValue(DataType dtype, const ScalarValue& value,
+                      const std::string& what);
 
 Val* unaryOp(UnaryOpType op, Val* in);
 Val* castOp(Val* in, DataType dtype);

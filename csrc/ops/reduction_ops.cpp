@@ -76,6 +76,15 @@ TensorView* reduction(ReductionOpType op, TensorView* in,
   NVF_CHECK_KIND(!(op == ReductionOpType::Mean && !isFloatingType(outType)),
                  Type, "mean: output dtype must be floating point, got ",
                  toString(outType));
+  // A Bool sum or product would need its own accumulation rules (torch's
+  // is any / all); nothing computes one, so it is refused here rather than
+  // failing inside the evaluator.
+  NVF_CHECK_KIND(
+      !(outType == DataType::Bool &&
+        (op == ReductionOpType::Sum || op == ReductionOpType::Prod)),
+      Type, name,
+      ": dtype Bool is not supported; use an integral or floating point "
+      "dtype");
   TensorView* out = f->newTensor(reducedDomain(in, axes), outType);
   f->addExpr<ReductionOp>(op, out, in, axes);
   return keepdim ? keepDims(out, axes, in->nDims()) : out;

@@ -4,6 +4,8 @@
 #include <numeric>
 
 #include "exceptions.h"
+#include "ir/checked_arith.h"
+#include "ir/list_string.h"
 #include "ops/arith.h"
 #include "ops/op_utils.h"
 
@@ -117,14 +119,19 @@ TensorView* reshape(TensorView* in, const std::vector<int64_t>& newShape) {
   Fusion* f = commonFusion({in}, "reshape");
   std::vector<IterDomain> dom = in->noReductions();
   bool allConst = true;
-  int64_t numel = 1;
+  std::vector<int64_t> inSizes;
   for (const IterDomain& id : dom) {
     Extent e = f->canonical(id.logicalExtent());
     allConst = allConst && e.isConst();
-    numel *= e.isConst() ? e.value : 1;
+    inSizes.push_back(e.isConst() ? e.value : 1);
   }
+  // Sizes unified with other tensors' static sizes may not fit together.
+  const std::optional<int64_t> inNumel = checkedProduct(inSizes);
+  NVF_CHECK(inNumel.has_value(), "reshape: ", valDescription(in),
+            " has more than 2^63 - 1 elements");
+  const int64_t numel = *inNumel;
   int64_t inferDim = -1;
-  int64_t known = 1;
+  std::vector<int64_t> knownSizes;
   for (size_t i = 0; i < newShape.size(); ++i) {
     if (newShape[i] == -1) {
       NVF_CHECK(inferDim < 0, "reshape: new_shape ",
@@ -134,8 +141,13 @@ TensorView* reshape(TensorView* in, const std::vector<int64_t>& newShape) {
     }
     NVF_CHECK(newShape[i] >= 0, "reshape: new_shape[", i, "] = ", newShape[i],
               " is invalid");
-    known *= newShape[i];
+    knownSizes.push_back(newShape[i]);
   }
+  // Unchecked, 8 * (2^61 + 3) wraps to 24 and passes for 24 elements.
+  std::optional<int64_t> knownProduct = checkedProduct(knownSizes);
+  NVF_CHECK(knownProduct.has_value(), "reshape: new_shape ",
+            listToString(newShape), " has more than 2^63 - 1 elements");
+  const int64_t known = *knownProduct;
   std::vector<IterDomain> out;
   for (size_t i = 0; i < newShape.size(); ++i) {
     if (static_cast<int64_t>(i) != inferDim) {
@@ -230,7 +242,9 @@ TensorView* slice(TensorView* in, const std::vector<int64_t>& starts,
     if (whole) {
       out.push_back(dom[i]);
     } else {
-      out.push_back(domainForSize((r.stop - r.start + r.step - 1) / r.step));
+      // ceil((stop - start) / step) without overflowing for a huge step.
+      const int64_t len = r.stop - r.start;
+      out.push_back(domainForSize(len == 0 ? 0 : (len - 1) / r.step + 1));
     }
   }
   TensorView* tv = f->newTensor(std::move(out), in->dtype());
@@ -263,12 +277,18 @@ TensorView* pad(TensorView* in, const std::vector<int64_t>& padWidths,
   }
   std::vector<IterDomain> out;
   for (int64_t d = 0; d < rank; ++d) {
-    int64_t extra = widths[d].first + widths[d].second;
+    std::optional<int64_t> extra =
+        checkedAdd(widths[d].first, widths[d].second);
     Extent e = f->canonical(dom[d].logicalExtent());
-    if (extra == 0) {
+    std::optional<int64_t> size =
+        extra && e.isConst() ? checkedAdd(e.value, *extra) : extra;
+    NVF_CHECK(size.has_value(), "pad: dim ", d, " of ", valDescription(in),
+              " padded by ", widths[d].first, " and ", widths[d].second,
+              " has more than 2^63 - 1 elements");
+    if (*extra == 0) {
       out.push_back(dom[d]);
     } else if (e.isConst()) {
-      out.push_back(domainForSize(e.value + extra));
+      out.push_back(domainForSize(*size));
     } else {
       out.push_back(IterDomain::iteration(f->newSymbolicExtent()));
     }
@@ -299,7 +319,11 @@ TensorView* cat(const std::vector<TensorView*>& ins, int64_t dim) {
       if (i == d) {
         Extent e = f->canonical(dom[i].logicalExtent());
         allConst = allConst && e.isConst();
-        total += e.isConst() ? e.value : 0;
+        std::optional<int64_t> sum =
+            checkedAdd(total, e.isConst() ? e.value : 0);
+        NVF_CHECK(sum.has_value(), "cat: the sizes along dim ", d,
+                  " add up to more than 2^63 - 1");
+        total = *sum;
         continue;
       }
       Extent a = f->canonical(out[i].logicalExtent());

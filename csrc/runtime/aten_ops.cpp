@@ -1,5 +1,7 @@
 #include "runtime/aten_ops.h"
 
+#include <algorithm>
+
 #include "exceptions.h"
 #include "runtime/runtime_args.h"
 
@@ -69,11 +71,50 @@ at::Tensor evalUnary(const UnaryOp& e, const at::Tensor& x) {
   }
 }
 
+// Integer div, fmod and remainder as the kernels define them (nvf_idiv in
+// the device helpers). ATen on x86 dies of SIGFPE on MIN / -1, so -1
+// divisors divide by 1 instead: the remainder is then 0 either way and the
+// quotient is negated, wrapping MIN to MIN. A zero divisor raises
+// ZeroDivisionError on the CPU, like torch; elsewhere it gives what the
+// kernels give (quotient -1, remainder a).
+at::Tensor integerDivision(const BinaryOp& e, const at::Tensor& a,
+                           const at::Tensor& b) {
+  at::Tensor zero = b == 0;
+  NVF_CHECK_KIND(!b.is_cpu() || !zero.any().item<bool>(), ZeroDivision,
+                 toString(e.op()), ": integer division by zero computing ",
+                 e.output(0)->ref());
+  at::Tensor minusOne = b == -1;
+  at::Tensor safe = at::where(zero | minusOne, at::ones_like(b), b);
+  at::Tensor r;
+  switch (e.op()) {
+    case BinaryOpType::Div:
+      r = at::div(a, safe, "trunc");
+      r = at::where(minusOne, at::neg(r), r);
+      return at::where(zero, at::full_like(r, -1), r);
+    case BinaryOpType::Fmod:
+      r = at::fmod(a, safe);
+      break;
+    case BinaryOpType::Remainder:
+      r = at::remainder(a, safe);
+      break;
+    default:
+      NVF_THROW(Internal, "integerDivision: ", e.opName());
+  }
+  return at::where(zero, a, r);
+}
+
+bool isDivision(BinaryOpType op) {
+  return op == BinaryOpType::Div || op == BinaryOpType::Fmod ||
+         op == BinaryOpType::Remainder;
+}
+
 at::Tensor evalBinary(const BinaryOp& e, const at::Tensor& x,
                       const at::Tensor& y) {
   at::Tensor a = as(x, e.computeType());
   at::Tensor b = as(y, e.computeType());
-  bool integral = !isFloatingType(e.computeType());
+  if (!isFloatingType(e.computeType()) && isDivision(e.op())) {
+    return as(integerDivision(e, a, b), e.output(0)->dtype());
+  }
   at::Tensor r;
   switch (e.op()) {
     case BinaryOpType::Add:
@@ -86,7 +127,7 @@ at::Tensor evalBinary(const BinaryOp& e, const at::Tensor& x,
       r = at::mul(a, b);
       break;
     case BinaryOpType::Div:
-      r = integral ? at::div(a, b, "trunc") : at::div(a, b);
+      r = at::div(a, b);
       break;
     case BinaryOpType::Pow:
       r = at::pow(a, b);
@@ -158,7 +199,8 @@ at::Tensor evalReduction(const ReductionOp& e, const at::Tensor& x) {
   const std::vector<int64_t>& axes = e.axes();
   switch (e.op()) {
     case ReductionOpType::Sum:
-      return at::sum(as(x, outType), axes);
+      // ATen sums Int32 into Long; the result is cast back.
+      return as(at::sum(as(x, outType), axes), outType);
     case ReductionOpType::Mean:
       return at::mean(as(x, outType), axes);
     case ReductionOpType::Max:
@@ -166,11 +208,13 @@ at::Tensor evalReduction(const ReductionOp& e, const at::Tensor& x) {
     case ReductionOpType::Min:
       return as(at::amin(x, axes), outType);
     case ReductionOpType::Prod: {
-      at::Tensor r = as(x, outType);
+      // ATen has no Half/BFloat16 product on the CPU; the kernels multiply
+      // those in Float too.
+      at::Tensor r = as(x, isReducedFloat(outType) ? DataType::Float : outType);
       for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
         r = at::prod(r, *it);
       }
-      return r;
+      return as(r, outType);
     }
   }
   NVF_THROW(Internal, "unhandled reduction");
@@ -308,7 +352,10 @@ std::pair<at::Tensor, at::Tensor> evalVarMean(const VarMeanOp& e,
     n *= x.size(a);
   }
   at::Tensor sq = at::sum((x - mean) * (x - mean), e.axes());
-  at::Tensor var = sq / static_cast<double>(n - e.correction());
+  // torch clamps the divisor at 0: a correction >= n gives inf, or NaN
+  // where every deviation is 0 (the kernels divide the same way).
+  const int64_t dof = std::max<int64_t>(n - e.correction(), 0);
+  at::Tensor var = sq / static_cast<double>(dof);
   return {var, at::mean(x, e.axes())};
 }
 

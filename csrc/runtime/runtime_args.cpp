@@ -1,6 +1,10 @@
 #include "runtime/runtime_args.h"
 
+#include <sstream>
+#include <string>
+
 #include "exceptions.h"
+#include "ops/arith.h"
 
 namespace nvfuser {
 
@@ -60,7 +64,63 @@ namespace {
 std::string argName(const Fusion& f, size_t i) {
   return "input " + std::to_string(i) + " (" + f.inputs()[i]->ref() + ")";
 }
+
+// The kind of tensor `t` is, as torch names it, when the runtime cannot read
+// it as dense strided memory; "" when it can.
+std::string unsupportedKind(const at::Tensor& t) {
+  switch (t.layout()) {
+    case at::kStrided:
+      break;
+    case at::kSparse:
+      return "a sparse (torch.sparse_coo)";
+    case at::kSparseCsr:
+      return "a sparse (torch.sparse_csr)";
+    case at::kSparseCsc:
+      return "a sparse (torch.sparse_csc)";
+    case at::kSparseBsr:
+      return "a sparse (torch.sparse_bsr)";
+    case at::kSparseBsc:
+      return "a sparse (torch.sparse_bsc)";
+    case at::kMkldnn:
+      return "an MKL-DNN (torch._mkldnn)";
+    default: {
+      std::ostringstream os;
+      os << "a non-strided (layout " << t.layout() << ")";
+      return os.str();
+    }
+  }
+  if (t.is_nested()) {
+    return "a nested";
+  }
+  if (t.is_quantized()) {
+    return std::string("a quantized (") + c10::toString(t.scalar_type()) + ")";
+  }
+  if (t.is_meta()) {
+    return "a meta (no data)";
+  }
+  if (t.has_names()) {
+    return "a named (drop the names with .rename(None))";
+  }
+  return "";
+}
 }  // namespace
+
+void checkArgs(const Fusion& f, const std::vector<RuntimeArg>& args) {
+  const size_t declared = f.inputs().size();
+  for (size_t i = 0; i < args.size(); ++i) {
+    const RuntimeArg& a = args[i];
+    if (a.tensor && a.tensor->defined()) {
+      std::string kind = unsupportedKind(*a.tensor);
+      NVF_CHECK_KIND(kind.empty(), Type, "execute: input ", i, " is ", kind,
+                     " tensor; only dense strided tensors are supported");
+    }
+    // A scalar given for a tensor input is reported by validateInputs.
+    if (a.scalar && i < declared && !f.inputs()[i]->isTensor()) {
+      checkScalarValue(f.inputs()[i]->dtype(), *a.scalar,
+                       "execute: " + argName(f, i));
+    }
+  }
+}
 
 at::Device commonDevice(const Fusion& f, const std::vector<RuntimeArg>& args) {
   std::optional<at::Device> device;

@@ -30,6 +30,12 @@ struct RuntimeArg {
 DataType fromAtenType(at::ScalarType t);
 at::ScalarType toAtenType(DataType t);
 
+// Checks made on every call (describeArgs runs once per input signature):
+// each tensor must be dense strided memory (sparse, MKL-DNN, nested,
+// quantized, named and meta tensors are refused naming the input), each
+// scalar must fit the dtype of the scalar input it binds.
+void checkArgs(const Fusion& fusion, const std::vector<RuntimeArg>& args);
+
 // Describes the args for concretization; checks undefined tensors, devices
 // and that scalars were given for scalar inputs.
 std::vector<InputDescriptor> describeArgs(const Fusion& fusion,

@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <optional>
+#include <string>
+#include <variant>
 #include <vector>
 
 #include "bindings.h"
@@ -14,6 +16,7 @@
 #include "ops/op_utils.h"
 #include "runtime/fusion_executor_cache.h"
 #include "runtime/loaded_modules.h"
+#include "runtime/runtime_args.h"
 #include "segmenter/segmented_fusion.h"
 
 namespace py = pybind11;
@@ -52,18 +55,50 @@ class PyFusion {
   std::unique_ptr<FusionExecutorCache> cache_;
 };
 
-ScalarValue toScalarValue(const py::handle& h, const char* what) {
+// A Python int beyond int64 (pybind's cast fails with "Unable to cast
+// Python instance"): a float for floating dtypes, as torch would take it,
+// otherwise a ValueError naming the value.
+ScalarValue bigIntValue(const py::handle& h, const std::string& what,
+                        DataType dtype) {
+  const std::string text = py::str(h);
+  NVF_CHECK(isFloatingType(dtype), what, ": ", text,
+            " is out of the int64 range");
+  const double d = PyLong_AsDouble(h.ptr());
+  if (d == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    NVF_THROW(Value, what, ": ", text, " is out of the range of ",
+              toString(dtype));
+  }
+  return d;
+}
+
+// `dtype`: the dtype the value is for (Null when unknown); the kind of
+// value is checked against it by checkScalarValue.
+ScalarValue toScalarValue(const py::handle& h, const std::string& what,
+                          DataType dtype) {
   if (py::isinstance<py::bool_>(h)) {
     return h.cast<bool>();
   }
   if (py::isinstance<py::int_>(h)) {
-    return h.cast<int64_t>();
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+    if (overflow != 0) {
+      return bigIntValue(h, what, dtype);
+    }
+    return static_cast<int64_t>(v);
   }
   if (py::isinstance<py::float_>(h)) {
     return h.cast<double>();
   }
   NVF_THROW(Type, what, ": expected a Python bool, int or float, got ",
             std::string(py::str(py::type::handle_of(h).attr("__name__"))));
+}
+
+// The dtype of fusion input i when it is a scalar, else Null.
+DataType scalarInputType(const Fusion& f, size_t i) {
+  return i < f.inputs().size() && !f.inputs()[i]->isTensor()
+             ? f.inputs()[i]->dtype()
+             : DataType::Null;
 }
 
 std::vector<RuntimeArg> toRuntimeArgs(const Fusion& f, const py::list& in) {
@@ -74,7 +109,10 @@ std::vector<RuntimeArg> toRuntimeArgs(const Fusion& f, const py::list& in) {
       return py::str(py::type::handle_of(h).attr("__name__"));
     };
     if (THPVariable_Check(h.ptr())) {
-      args.push_back(RuntimeArg::fromTensor(THPVariable_Unpack(h.ptr())));
+      // Kernels read raw memory: a negative bit (x.conj().imag) is applied
+      // first, so they see the values ATen would.
+      args.push_back(
+          RuntimeArg::fromTensor(THPVariable_Unpack(h.ptr()).resolve_neg()));
     } else if (h.is_none()) {
       NVF_THROW(Type, "execute: input ", i, " is None; expected ",
                 i < f.inputs().size() && f.inputs()[i]->isTensor()
@@ -82,8 +120,9 @@ std::vector<RuntimeArg> toRuntimeArgs(const Fusion& f, const py::list& in) {
                     : "a scalar");
     } else if (py::isinstance<py::bool_>(h) || py::isinstance<py::int_>(h) ||
                py::isinstance<py::float_>(h)) {
-      args.push_back(
-          RuntimeArg::fromScalar(toScalarValue(h, "execute"), typeName()));
+      const std::string what = "execute: input " + std::to_string(i);
+      args.push_back(RuntimeArg::fromScalar(
+          toScalarValue(h, what, scalarInputType(f, i)), typeName()));
     } else {
       NVF_THROW(Type, "execute: input ", i, " has unsupported type ",
                 typeName(), "; expected a torch.Tensor or a Python number");
@@ -102,8 +141,10 @@ struct CallSetup {
 CallSetup prepareCall(FusionExecutorCache& cache, const py::list& inputs,
                       const std::vector<std::string>& enable,
                       const std::vector<std::string>& disable) {
-  return CallSetup{Options::fromEnvironment().withOverrides(enable, disable),
-                   toRuntimeArgs(cache.fusion(), inputs)};
+  CallSetup call{Options::fromEnvironment().withOverrides(enable, disable),
+                 toRuntimeArgs(cache.fusion(), inputs)};
+  checkArgs(cache.fusion(), call.args);
+  return call;
 }
 
 py::list valRefs(const std::vector<const TensorView*>& tvs) {
@@ -188,6 +229,16 @@ void bindFusion(py::module_& m) {
       .def_property_readonly(
           "is_const",
           [](const Val& v) { return !v.isTensor() && v.asScalar()->isConst(); })
+      // A constant's value as a Python bool, int or float; None otherwise.
+      .def_property_readonly(
+          "value",
+          [](const Val& v) -> py::object {
+            if (v.isTensor() || !v.asScalar()->isConst()) {
+              return py::none();
+            }
+            return std::visit([](auto x) -> py::object { return py::cast(x); },
+                              *v.asScalar()->value());
+          })
       .def("fusion_id",
            [](const Val& v) { return reinterpret_cast<uintptr_t>(v.fusion()); })
       // Static sizes where known, None where symbolic (broadcast dims: 1).
@@ -230,7 +281,7 @@ void bindFusion(py::module_& m) {
           [](PyFusion& self, const py::object& value, DataType dtype) -> Val* {
             std::optional<ScalarValue> v;
             if (!value.is_none()) {
-              v = toScalarValue(value, "define_scalar");
+              v = toScalarValue(value, "define_scalar", dtype);
             }
             return defineScalar(self.definingFusion(), dtype, v);
           },

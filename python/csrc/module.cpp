@@ -5,6 +5,7 @@
 #include "bindings.h"
 #include "exceptions.h"
 #include "ir/dtype.h"
+#include "options.h"
 
 namespace py = pybind11;
 
@@ -26,6 +27,9 @@ PYBIND11_MODULE(_C, m) {
         case nvfuser::ErrorKind::NotImplemented:
           PyErr_SetString(PyExc_NotImplementedError, e.what());
           return;
+        case nvfuser::ErrorKind::ZeroDivision:
+          PyErr_SetString(PyExc_ZeroDivisionError, e.what());
+          return;
         case nvfuser::ErrorKind::Runtime:
         case nvfuser::ErrorKind::Internal:
           PyErr_SetString(PyExc_RuntimeError, e.what());
@@ -46,6 +50,10 @@ PYBIND11_MODULE(_C, m) {
       .value("ComplexFloat", DataType::ComplexFloat)
       .value("ComplexDouble", DataType::ComplexDouble)
       .value("Null", DataType::Null);
+
+  m.def("dump_enabled", &nvfuser::Options::dumpEnabled,
+        "Whether NVFUSER_DUMP names this option, parsed as the compiler "
+        "parses it; a ValueError for unknown names in either");
 
   nvfuser::python::bindFusion(m);
   py::module_ ops = m.def_submodule("ops", "op builders");

@@ -4,6 +4,7 @@ import torch
 
 from . import _C
 from ._C import DataType
+from ._validate import check_int_list
 from .ops import Ops
 from .values import Scalar, Tensor, Vector, _Value
 
@@ -25,19 +26,6 @@ def torch_dtype_to_nvfuser_dtype(dtype):
     if dtype not in _TORCH_TO_DTYPE:
         raise TypeError("torch dtype %s is not supported by nvfuser" % dtype)
     return _TORCH_TO_DTYPE[dtype]
-
-
-def _check_int_list(name, values, allow_none=False):
-    if not isinstance(values, (list, tuple)):
-        raise TypeError("%s must be a list of ints, got %s" %
-                        (name, type(values).__name__))
-    for i, v in enumerate(values):
-        if v is None and allow_none:
-            continue
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise TypeError("%s[%d] must be an int, got %s" %
-                            (name, i, type(v).__name__))
-    return list(values)
 
 
 def compute_layout(sizes, strides):
@@ -97,6 +85,9 @@ class FusionDefinition:
             raise RuntimeError(
                 "this FusionDefinition is already finalized; create a new "
                 "one to define another fusion")
+        if self._inside:
+            raise RuntimeError("this FusionDefinition is already being "
+                               "defined; `with` blocks cannot be nested")
         self._inside = True
         return self
 
@@ -104,6 +95,10 @@ class FusionDefinition:
         self._inside = False
         if exc_type is None:
             self._fusion.finalize()
+        else:
+            # A half-built definition is dropped, so a retry starts empty;
+            # values made in it are refused by _unwrap from now on.
+            self._fusion = _C.Fusion()
         return False
 
     def _check_defining(self, what):
@@ -111,6 +106,10 @@ class FusionDefinition:
             raise RuntimeError(
                 "%s: this FusionDefinition is already finalized; ops can "
                 "only be added inside its `with` block" % what)
+        if not self._inside:
+            raise RuntimeError(
+                "%s: ops can only be added inside `with FusionDefinition() "
+                "as fd:` or in definition()" % what)
 
     def _unwrap(self, value, what):
         """Returns the _C.Val of a value of this definition, making Python
@@ -120,6 +119,11 @@ class FusionDefinition:
                 raise ValueError(
                     "%s: %s belongs to another FusionDefinition" %
                     (what, value.name))
+            if value._fusion is not self._fusion:
+                raise ValueError(
+                    "%s: %s belongs to a definition of this "
+                    "FusionDefinition that was discarded after an exception"
+                    % (what, value.name))
             return value._val
         if isinstance(value, (bool, int, float)):
             return self.define_scalar(value)._val
@@ -149,10 +153,10 @@ class FusionDefinition:
         if symbolic_sizes is not None:
             shape = symbolic_sizes
         if sizes is not None:
-            sizes = _check_int_list("sizes", sizes)
+            sizes = check_int_list("sizes", sizes)
             if strides is None:
                 raise ValueError("define_tensor: sizes requires strides")
-            strides = _check_int_list("strides", strides)
+            strides = check_int_list("strides", strides)
             if len(strides) != len(sizes):
                 raise ValueError(
                     "define_tensor: sizes has %d entries but strides has %d" %
@@ -161,7 +165,7 @@ class FusionDefinition:
             shape = [s if (static_sizes or s == 1) else -1 for s in sizes]
         if shape is None:
             raise TypeError("define_tensor: shape is required")
-        shape = _check_int_list("shape", shape)
+        shape = check_int_list("shape", shape)
         if contiguity is None:
             contiguity = []
         elif isinstance(contiguity, bool):
@@ -178,7 +182,7 @@ class FusionDefinition:
         if not isinstance(dtype, DataType):
             raise TypeError("define_tensor: dtype must be a DataType, got %r"
                             % (dtype,))
-        stride_order = _check_int_list("stride_order", stride_order or [])
+        stride_order = check_int_list("stride_order", stride_order or [])
         val = self._fusion.define_tensor(shape, contiguity, dtype,
                                          stride_order, bool(is_cpu))
         return Tensor(self, val)
@@ -210,7 +214,8 @@ class FusionDefinition:
                 raise TypeError("define_scalar: unsupported value of type %s"
                                 % type(value).__name__)
         if not isinstance(dtype, DataType):
-            raise TypeError("define_scalar: dtype must be a DataType")
+            raise TypeError("define_scalar: dtype must be a DataType, got %r"
+                            % (dtype,))
         return Scalar(self, self._fusion.define_scalar(value, dtype))
 
     # nvFuser's older names.

@@ -2,6 +2,7 @@
 
 from . import _C
 from ._C import DataType
+from ._validate import check_int
 from .values import Scalar, Tensor, Vector
 
 _cops = _C.ops
@@ -43,19 +44,19 @@ class Ops:
                             (what, name, type(shape).__name__))
         out = []
         for i, s in enumerate(shape):
+            entry = "%s: %s[%d]" % (what, name, i)
             if isinstance(s, Scalar):
-                if s._fd is not self._fd:
-                    raise ValueError("%s: %s[%d] belongs to another "
-                                     "FusionDefinition" % (what, name, i))
+                self._fd._unwrap(s, entry)
                 if not s._val.is_const:
                     raise NotImplementedError(
-                        "%s: %s[%d] is a runtime scalar input; shapes must "
-                        "be constants in this version" % (what, name, i))
-                s = int(s._val.name)
-            if isinstance(s, bool) or not isinstance(s, int):
-                raise TypeError("%s: %s[%d] must be an int, got %s" %
-                                (what, name, i, type(s).__name__))
-            out.append(s)
+                        "%s is a runtime scalar input; shapes must be "
+                        "constants in this version" % entry)
+                if s.dtype not in _INT_TYPES:
+                    raise TypeError("%s must be an integer scalar, got a %s "
+                                    "constant %r" % (entry, s.dtype.name,
+                                                     s._val.value))
+                s = s._val.value
+            out.append(check_int(s, entry))
         return out
 
     @staticmethod
@@ -63,14 +64,15 @@ class Ops:
         if dims is None:
             return []
         if isinstance(dims, int) and not isinstance(dims, bool):
-            return [dims]
+            return [check_int(dims, "%s: %s" % (what, name))]
         if not isinstance(dims, (list, tuple)):
             raise TypeError("%s: %s must be an int or a list of ints" %
                             (what, name))
-        for d in dims:
+        for i, d in enumerate(dims):
             if isinstance(d, bool) or not isinstance(d, int):
                 raise TypeError("%s: %s must hold ints, got %r" %
                                 (what, name, d))
+            check_int(d, "%s: %s[%d]" % (what, name, i))
         return list(dims)
 
     # ---- elementwise ------------------------------------------------------
@@ -167,7 +169,8 @@ class Ops:
         if not isinstance(tensors, (list, tuple)):
             raise TypeError("cat: tensors must be a list of Tensors")
         vals = [self._tensor(t, "cat") for t in tensors]
-        return self._call("cat", _cops.cat, vals, dim)
+        return self._call("cat", _cops.cat, vals,
+                          check_int(dim, "cat: dim"))
 
     def set(self, x):
         return self._call("set", _cops.set, self._tensor(x, "set"))
@@ -179,7 +182,8 @@ class Ops:
     # ---- reductions -------------------------------------------------------
     def _reduction(self, name, x, dims, keepdim, dtype):
         if not isinstance(dtype, DataType):
-            raise TypeError("%s: dtype must be a DataType" % name)
+            raise TypeError("%s: dtype must be a DataType, got %r" %
+                            (name, dtype))
         return self._call(name, _cops.reduction, name, self._tensor(x, name),
                           self._dims(dims, name), bool(keepdim), dtype)
 
@@ -210,9 +214,12 @@ class Ops:
 
     def var_mean(self, x, dims=None, correction=1, keepdim=False):
         self._fd._check_defining("var_mean")
+        # int() would truncate a float correction (torch 2 takes 0.5).
         var, mean = _cops.var_mean(self._tensor(x, "var_mean"),
                                    self._dims(dims, "var_mean"),
-                                   int(correction), bool(keepdim))
+                                   check_int(correction,
+                                             "var_mean: correction"),
+                                   bool(keepdim))
         return self._fd._wrap(var), self._fd._wrap(mean)
 
     def var(self, x, dims=None, correction=1, keepdim=False):
@@ -231,16 +238,19 @@ class Ops:
     # ---- factories --------------------------------------------------------
     def full(self, shape, fill_value, dtype):
         if not isinstance(dtype, DataType):
-            raise TypeError("full: dtype must be a DataType")
+            raise TypeError("full: dtype must be a DataType, got %r" %
+                            (dtype,))
         fill = self._val(fill_value, "full")
         return self._call("full", _cops.full, fill,
                           self._sizes(shape, "full"), fill, dtype)
 
     def iota(self, length, start=None, step=None, dtype=DataType.Int):
+        if not isinstance(dtype, DataType):
+            raise TypeError("iota: dtype must be a DataType, got %r" %
+                            (dtype,))
         if isinstance(length, Scalar):
             length = self._sizes([length], "iota", "length")[0]
-        if isinstance(length, bool) or not isinstance(length, int):
-            raise TypeError("iota: length must be an int")
+        check_int(length, "iota: length")
         zero = 0 if dtype in _INT_TYPES else 0.0
         one = 1 if dtype in _INT_TYPES else 1.0
         start = self._val(zero if start is None else start, "iota")

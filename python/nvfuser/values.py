@@ -6,10 +6,13 @@ from . import _C
 class _Value:
     """A value of one FusionDefinition; wraps the compiler's Val."""
 
-    __slots__ = ("_fd", "_val")
+    # _fusion keeps the definition that owns _val alive: a FusionDefinition
+    # replaces its fusion when a `with` body raises.
+    __slots__ = ("_fd", "_fusion", "_val")
 
     def __init__(self, fd, val):
         self._fd = fd
+        self._fusion = fd._fusion
         self._val = val
 
     @property

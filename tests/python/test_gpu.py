@@ -85,6 +85,41 @@ def test_scalar_inputs_and_iota_on_gpu():
     torch.testing.assert_close(out, x * 3 + torch.arange(10, device="cuda"))
 
 
+def test_negative_bit_input_is_applied_on_gpu():
+    # x.conj().imag is a view with torch's negative bit: the kernel reads
+    # raw memory, so execute applies the bit first.
+    z = torch.randn(16, dtype=torch.complex64, device="cuda")
+    x = z.conj().imag
+    assert x.is_neg()
+    with FusionDefinition() as fd:
+        fd.add_output(fd.ops.mul(fd.define_tensor(shape=[-1],
+                                                  contiguity=[False]), 2.0))
+    (out,) = fd.execute([x])
+    torch.testing.assert_close(out, x * 2)
+
+
+def test_integer_edges_and_large_corrections_on_gpu():
+    lo = -2**63
+    a = torch.tensor([lo, lo, 7, 5, 3, -1], device="cuda")
+    b = torch.tensor([-1, 2, 0, 0, 2**62, -2**62 - 1], device="cuda")
+    x = torch.tensor([[1.0, 2.0, 4.0], [5.0, 5.0, 5.0]], device="cuda")
+    with FusionDefinition() as fd:
+        ta, tb = fd.from_pytorch(a), fd.from_pytorch(b)
+        for op in ("div", "fmod", "remainder", "pow"):
+            fd.add_output(getattr(fd.ops, op)(ta, tb))
+        fd.add_output(fd.ops.var(fd.from_pytorch(x), dims=[1],
+                                 correction=5))
+    q, f, r, p, v = fd.execute([a, b, x])
+    # MIN / -1 wraps; a zero divisor gives -1 and remainder a in kernels.
+    assert q.tolist()[:4] == [lo, lo // 2, -1, -1]
+    assert f.tolist()[:4] == [0, 0, 7, 5]
+    assert r.tolist()[:4] == [0, 0, 7, 5]
+    assert p.tolist() == torch.pow(a.cpu(), b.cpu()).tolist()
+    torch.testing.assert_close(
+        v, torch.tensor([float("inf"), float("nan")], device="cuda"),
+        equal_nan=True)
+
+
 def test_mixed_kernel_and_aten_groups():
     a = torch.randn(32, 64, device="cuda")
     w = torch.randn(16, 64, device="cuda")

@@ -200,6 +200,23 @@ def test_sum_with_dtype(device):
     torch.testing.assert_close(out, x.double().sum(0))
 
 
+@pytest.mark.parametrize("op", ["sum", "prod"])
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.float16,
+                                   torch.bfloat16, torch.float64])
+def test_sum_and_prod_into_every_dtype(op, dtype, device):
+    # Int32 results came back as Int64 (an internal error) and Half
+    # products had no CPU kernel; both compute like torch now.
+    x = torch.tensor([[1.5, -2.0, 3.0], [0.5, 4.0, -1.0]], device=device)
+    nv = {torch.int32: DataType.Int32, torch.int64: DataType.Int,
+          torch.float16: DataType.Half, torch.bfloat16: DataType.BFloat16,
+          torch.float64: DataType.Double}[dtype]
+    (out,) = run1(lambda fd: fd.add_output(getattr(fd.ops, op)(
+        fd.from_pytorch(x), dims=[1], dtype=nv)), [x])
+    assert out.dtype == dtype
+    ref = getattr(torch, op)(x.to(dtype).double(), 1).to(dtype)
+    torch.testing.assert_close(out, ref)
+
+
 def test_matmul_and_linear(device):
     a = torch.randn(2, 3, 4, device=device)
     b = torch.randn(4, 5, device=device)

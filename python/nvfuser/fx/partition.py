@@ -10,7 +10,6 @@ the regions and every unsupported node with its reason.
 
 import copy
 import operator
-import os
 import warnings
 
 import torch
@@ -18,6 +17,7 @@ from torch.fx.passes.infra.partitioner import (CapabilityBasedPartitioner,
                                                Partition)
 from torch.fx.passes.operator_support import OperatorSupportBase
 
+from .. import _C
 from ..fusion_definition import FusionDefinition, torch_dtype_to_nvfuser_dtype
 from ..values import Tensor
 from .mutation import (MutationAnalysis, order_nodes, split_by_epoch,
@@ -29,7 +29,7 @@ from .translator import (SUPPORTED_DTYPES, TABLE, TUPLE_OPS, VIEW_OPS,
 
 
 def _dump_enabled():
-    return "fx_partition" in os.environ.get("NVFUSER_DUMP", "").split(",")
+    return _C.dump_enabled("fx_partition")  # the compiler's own parser
 
 
 def _detached(v):

@@ -1,6 +1,10 @@
 // Input validation and concretization against actual sizes.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
+#include <vector>
+
 #include "analysis/tensor_shape.h"
 #include "exceptions.h"
 #include "ir/exprs.h"
@@ -111,6 +115,23 @@ TEST(ConcretizeTest, SliceOutOfRangeAtConcretization) {
             std::string::npos);
 }
 
+// The FX backend asks the compiler whether to dump instead of splitting
+// NVFUSER_DUMP itself (it missed " fx_partition" after a comma).
+TEST(OptionsTest, DumpEnabledParsesLikeTheCompiler) {
+  setenv("NVFUSER_DUMP", "segmented_fusion, fx_partition", 1);
+  EXPECT_TRUE(Options::dumpEnabled("fx_partition"));
+  EXPECT_FALSE(Options::dumpEnabled("cuda_kernel"));
+  ErrorKind kind = ErrorKind::Internal;
+  try {
+    Options::dumpEnabled("fx_partitions");
+  } catch (const Error& e) {
+    kind = e.kind();
+  }
+  EXPECT_EQ(kind, ErrorKind::Value);
+  unsetenv("NVFUSER_DUMP");
+  EXPECT_FALSE(Options::dumpEnabled("fx_partition"));
+}
+
 TEST(OptionsTest, UnknownOptionListsValidOnes) {
   try {
     Options::parseList(OptionGroup::Disable, "input_forwarding,inptu_fwd");
@@ -123,6 +144,8 @@ TEST(OptionsTest, UnknownOptionListsValidOnes) {
   }
   auto list = Options::parseList(OptionGroup::Dump, " segmented_fusion , ");
   ASSERT_EQ(list.size(), 1u);
+  list = Options::parseList(OptionGroup::Dump, "cuda_kernel,\n\tfx_partition");
+  EXPECT_EQ(list, (std::vector<std::string>{"cuda_kernel", "fx_partition"}));
   Options o = Options().withOverrides({}, {"input_forwarding"});
   EXPECT_TRUE(o.disabled("input_forwarding"));
   EXPECT_FALSE(o.disabled("extended_input_forwarding"));

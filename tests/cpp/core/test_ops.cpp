@@ -1,6 +1,10 @@
 // Shape and dtype inference of the builders, and their error messages.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include "exceptions.h"
 #include "ir/exprs.h"
 #include "ir/fusion.h"
@@ -204,6 +208,41 @@ TEST(OpsTest, FactoriesAndComplexRejected) {
   ErrorKind kind = ErrorKind::Value;
   errorOf([&] { defineTensor(f, {2}, DataType::ComplexFloat); }, &kind);
   EXPECT_EQ(kind, ErrorKind::NotImplemented);
+}
+
+// Sizes from user input are multiplied and added with overflow checks: an
+// unchecked 8 * (2^61 + 3) wraps to 24 and let 24 elements pass as that
+// shape (undefined behaviour the sanitizer build also reports).
+TEST(OpsTest, ShapesBeyondInt64AreRejected) {
+  const int64_t big = int64_t(1) << 61;
+  Fusion f;
+  TensorView* a = defineTensor(f, {24}, DataType::Float);
+  EXPECT_ERROR_CONTAINS(reshape(a, {8, big + 3}),
+                        "reshape: new_shape [8, 2305843009213693955] has "
+                        "more than 2^63 - 1 elements");
+  EXPECT_ERROR_CONTAINS(reshape(a, {-1, 2 * big, 4}),
+                        "has more than 2^63 - 1 elements");
+  EXPECT_ERROR_CONTAINS(defineTensor(f, {2 * big, 2}, DataType::Float),
+                        "a tensor of sizes [" + std::to_string(2 * big) +
+                            ", 2] has more than 2^63 - 1 elements");
+  Scalar* one = defineScalar(f, DataType::Double, ScalarValue(1.0));
+  EXPECT_ERROR_CONTAINS(full(f, {big, big}, one, DataType::Float),
+                        "has more than 2^63 - 1 elements");
+  TensorView* b = defineTensor(f, {1, 1}, DataType::Float);
+  EXPECT_ERROR_CONTAINS(expand(b, {big, 8}), "has more than 2^63 - 1");
+  EXPECT_ERROR_CONTAINS(pad(a, {2 * big, 2 * big}, nullptr),
+                        "pad: dim 0 of T0 [24] Float padded by");
+  TensorView* c = defineTensor(f, {2 * big}, DataType::Bool);
+  EXPECT_ERROR_CONTAINS(cat({c, c}, 0), "add up to more than 2^63 - 1");
+  EXPECT_ERROR_CONTAINS(full(f, {big}, one, DataType::Double),
+                        "a Double tensor of sizes [2305843009213693952] has "
+                        "more than 2^63 - 1 bytes");
+  // A zero size makes any other sizes fit, as in torch.
+  EXPECT_EQ(staticShape(full(f, {0, big, big}, one, DataType::Float)),
+            (std::vector<int64_t>{0, big, big}));
+  // The slice size is ceil((stop - start) / step) even for a huge step.
+  EXPECT_EQ(staticShape(slice(a, {3}, {24}, {INT64_MAX})),
+            (std::vector<int64_t>{1}));
 }
 
 }  // namespace nvfuser

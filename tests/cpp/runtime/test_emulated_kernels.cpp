@@ -5,10 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "../emu/kernel_emulator.h"
 #include "../fuzz/fuzz_case.h"
+#include "exceptions.h"
 #include "ops/arith.h"
 #include "ops/concretize.h"
 #include "ops/reduction_ops.h"
@@ -20,10 +25,17 @@
 namespace nvfuser {
 
 namespace {
-// Segments the fusion for `args`, runs every generated kernel through the
-// emulator; returns how many groups were kernels. Outputs must match ATen.
-size_t checkEmulated(Fusion& f, const std::vector<at::Tensor>& inputs,
-                     double tol = 1e-5, const ReplayOverride& rewrite = {}) {
+// The outputs of a fusion's generated kernels (run by the emulator, every
+// other group through ATen) next to the ATen evaluation of the whole fusion.
+struct EmulatedRun {
+  std::vector<at::Tensor> outs;
+  std::vector<at::Tensor> ref;
+  std::string atenError;  // what ATen raised instead of giving `ref`
+  size_t kernels = 0;
+};
+
+EmulatedRun runEmulatedAndAten(Fusion& f, const std::vector<at::Tensor>& inputs,
+                               const ReplayOverride& rewrite = {}) {
   std::vector<RuntimeArg> args;
   for (const at::Tensor& t : inputs) {
     args.push_back(RuntimeArg::fromTensor(t));
@@ -31,20 +43,39 @@ size_t checkEmulated(Fusion& f, const std::vector<at::Tensor>& inputs,
   ConcreteFusion c = concretize(f, describeArgs(f, args), rewrite);
   SegmentedRuntime runtime(segmentFusion(*c.fusion, Options()), args,
                            Options());
-  std::vector<at::Tensor> outs = runEmulated(runtime, args);
-  std::vector<at::Tensor> ref = AtenEvaluator::run(*c.fusion, args, at::kCPU);
-  EXPECT_EQ(outs.size(), ref.size());
-  for (size_t k = 0; k < outs.size() && k < ref.size(); ++k) {
-    at::Tensor a = outs[k].to(at::kDouble);
-    at::Tensor b = ref[k].to(at::kDouble);
+  EmulatedRun run;
+  run.outs = runEmulated(runtime, args);
+  try {
+    run.ref = AtenEvaluator::run(*c.fusion, args, at::kCPU);
+  } catch (const Error& e) {
+    run.atenError = e.what();
+  }
+  for (const auto& k : runtime.kernels()) {
+    run.kernels += k != nullptr;
+  }
+  return run;
+}
+
+// Segments the fusion for `args`, runs every generated kernel through the
+// emulator; returns how many groups were kernels. Outputs must match ATen.
+size_t checkEmulated(Fusion& f, const std::vector<at::Tensor>& inputs,
+                     double tol = 1e-5, const ReplayOverride& rewrite = {}) {
+  EmulatedRun run = runEmulatedAndAten(f, inputs, rewrite);
+  EXPECT_EQ(run.atenError, "");
+  EXPECT_EQ(run.outs.size(), run.ref.size());
+  for (size_t k = 0; k < run.outs.size() && k < run.ref.size(); ++k) {
+    at::Tensor a = run.outs[k].to(at::kDouble);
+    at::Tensor b = run.ref[k].to(at::kDouble);
     EXPECT_TRUE(at::allclose(a, b, tol, tol))
         << "output " << k << " max diff " << (a - b).abs().max().item<double>();
   }
-  size_t kernels = 0;
-  for (const auto& k : runtime.kernels()) {
-    kernels += k != nullptr;
-  }
-  return kernels;
+  return run.kernels;
+}
+
+// Exact equality where NaNs count as equal (integer results, inf and NaN).
+bool sameValues(const at::Tensor& a, const at::Tensor& b) {
+  return a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() &&
+         ((a == b) | (at::isnan(a) & at::isnan(b))).all().item<bool>();
 }
 
 TensorView* rowBroadcast(TensorView* t, int64_t rows, int64_t cols) {
@@ -252,6 +283,125 @@ TEST(EmulatedKernelTest, SmallConstantPowers) {
   }
   f.addOutput(acc);
   EXPECT_EQ(checkEmulated(f, {at::rand({4, 64}) + 0.5}, 1e-5), 1u);
+}
+
+// torch divides the squared deviations by max(0, n - correction): inf
+// where they are not all 0, NaN where they are (a constant row), for a
+// correction of n and beyond; never a negative variance.
+TEST(EmulatedKernelTest, VarianceWithCorrectionAtLeastTheCountIsInfOrNan) {
+  const int64_t rows = 4, cols = 8;
+  at::Tensor x = at::randn({rows, cols});
+  x[1].fill_(3.f);             // row 1 is constant
+  x.select(1, 2).fill_(-1.f);  // and so is column 2
+  for (int64_t axis : {0, 1}) {
+    at::Tensor constant = (x.amax(axis) == x.amin(axis));
+    at::Tensor want = at::where(constant, NAN, INFINITY).to(at::kFloat);
+    for (int64_t correction : {axis == 0 ? rows : cols, int64_t(100)}) {
+      Fusion f;
+      TensorView* in = defineTensor(f, {rows, cols}, DataType::Float);
+      f.addOutput(varMean(in, {axis}, correction, false).first);
+      EmulatedRun run = runEmulatedAndAten(f, {x});
+      EXPECT_GE(run.kernels, 1u);
+      EXPECT_TRUE(sameValues(run.outs.at(0), want))
+          << "kernel, axis " << axis << ", correction " << correction << "\n"
+          << run.outs[0];
+      EXPECT_TRUE(sameValues(run.ref.at(0), want))
+          << "ATen, axis " << axis << ", correction " << correction << "\n"
+          << run.ref[0];
+    }
+  }
+}
+
+namespace {
+// Every (base, exponent) pair of the two lists, as two 1-D tensors.
+std::pair<at::Tensor, at::Tensor> allPairs(const std::vector<int64_t>& xs,
+                                           const std::vector<int64_t>& ys,
+                                           at::ScalarType t) {
+  std::vector<int64_t> a, b;
+  for (int64_t x : xs) {
+    for (int64_t y : ys) {
+      a.push_back(x);
+      b.push_back(y);
+    }
+  }
+  return {at::tensor(a).to(t), at::tensor(b).to(t)};
+}
+
+// Outputs op(a, b) for each op, a and b 1-D inputs of `n` elements.
+void defineBinaries(Fusion& f, DataType t, int64_t n,
+                    const std::vector<BinaryOpType>& ops) {
+  TensorView* a = defineTensor(f, {n}, t);
+  TensorView* b = defineTensor(f, {n}, t);
+  for (BinaryOpType op : ops) {
+    f.addOutput(binaryOp(op, a, b));
+  }
+}
+}  // namespace
+
+// Integer pow squares (an exponent of 2^62 must not take 2^62 steps),
+// wraps like torch and gives torch's results for negative exponents.
+TEST(EmulatedKernelTest, IntegerPowMatchesTorch) {
+  for (DataType t : {DataType::Int, DataType::Int32}) {
+    const int64_t hi = t == DataType::Int ? INT64_MAX : INT32_MAX;
+    const int64_t lo = t == DataType::Int ? INT64_MIN : INT32_MIN;
+    auto [a, b] = allPairs(
+        {0, 1, -1, 2, -2, 3, 7},
+        {0, 1, 2, 3, 31, 62, 63, 64, -1, -2, -3, hi / 2, hi / 2 + 1, hi, lo},
+        toAtenType(t));
+    Fusion f;
+    defineBinaries(f, t, a.numel(), {BinaryOpType::Pow});
+    EmulatedRun run = runEmulatedAndAten(f, {a, b});
+    ASSERT_EQ(run.atenError, "");
+    EXPECT_EQ(run.kernels, 1u);
+    EXPECT_TRUE(sameValues(run.outs.at(0), run.ref.at(0)))
+        << toString(t) << "\nbases " << a << "\nexponents " << b << "\nkernel "
+        << run.outs[0] << "\ntorch " << run.ref[0];
+  }
+}
+
+// MIN / -1 wraps to MIN with remainder 0 in kernels and on the CPU path
+// alike (x86 would raise SIGFPE); everything else is C's truncation and
+// torch's fmod / remainder.
+TEST(EmulatedKernelTest, IntegerDivisionOfMinByMinusOneWraps) {
+  const std::vector<BinaryOpType> ops = {BinaryOpType::Div, BinaryOpType::Fmod,
+                                         BinaryOpType::Remainder};
+  for (DataType t : {DataType::Int, DataType::Int32}) {
+    const int64_t hi = t == DataType::Int ? INT64_MAX : INT32_MAX;
+    const int64_t lo = t == DataType::Int ? INT64_MIN : INT32_MIN;
+    auto [a, b] = allPairs({lo, lo + 1, -7, -1, 0, 5, hi},
+                           {lo, -7, -2, -1, 1, 3, hi}, toAtenType(t));
+    Fusion f;
+    defineBinaries(f, t, a.numel(), ops);
+    EmulatedRun run = runEmulatedAndAten(f, {a, b});
+    ASSERT_EQ(run.atenError, "");
+    for (size_t k = 0; k < ops.size(); ++k) {
+      EXPECT_TRUE(sameValues(run.outs.at(k), run.ref.at(k)))
+          << toString(ops[k]) << " " << toString(t) << "\nkernel "
+          << run.outs[k] << "\nATen " << run.ref[k];
+    }
+    // Pair 3 is lo and -1.
+    EXPECT_EQ(run.ref[0][3].item<int64_t>(), lo);
+    EXPECT_EQ(run.ref[1][3].item<int64_t>(), 0);
+    EXPECT_EQ(run.ref[2][3].item<int64_t>(), 0);
+  }
+}
+
+// A zero divisor: the CPU path raises ZeroDivisionError like torch; a
+// kernel cannot raise and gives quotient -1 and remainder a.
+TEST(EmulatedKernelTest, IntegerDivisionByZeroIsDefinedInKernels) {
+  at::Tensor a = at::tensor(std::vector<int64_t>{INT64_MIN, -5, 0, 9});
+  at::Tensor b = at::zeros({4}, at::kLong);
+  Fusion f;
+  defineBinaries(
+      f, DataType::Int, 4,
+      {BinaryOpType::Div, BinaryOpType::Fmod, BinaryOpType::Remainder});
+  EmulatedRun run = runEmulatedAndAten(f, {a, b});
+  EXPECT_NE(run.atenError.find("div: integer division by zero"),
+            std::string::npos)
+      << run.atenError;
+  EXPECT_TRUE(sameValues(run.outs.at(0), at::full({4}, -1, at::kLong)));
+  EXPECT_TRUE(sameValues(run.outs.at(1), a));
+  EXPECT_TRUE(sameValues(run.outs.at(2), a));
 }
 
 TEST(EmulatedKernelTest, RandomFusions) {

@@ -1,0 +1,45 @@
+"""NVFUSER_DUMP / ENABLE / DISABLE have one parser, the compiler's: the
+Python side (the FX backend's fx_partition dump) asks it rather than
+splitting the variable again."""
+
+import pytest
+import torch
+import torch.fx
+
+from nvfuser import _C
+from nvfuser.fx import compile_graph
+
+
+class ExpThenSort(torch.nn.Module):
+    def forward(self, x):
+        return torch.sort(torch.exp(x), dim=-1)[0] + 1
+
+
+@pytest.mark.parametrize("value", ["segmented_fusion, fx_partition",
+                                   "fx_partition ,segmented_fusion",
+                                   "segmented_fusion,\n\tfx_partition"])
+def test_dump_list_with_spaces_names_fx_partition(value, monkeypatch,
+                                                  capsys):
+    monkeypatch.setenv("NVFUSER_DUMP", value)
+    assert _C.dump_enabled("fx_partition")
+    assert not _C.dump_enabled("cuda_kernel")
+    x = torch.randn(4, 8)
+    c = compile_graph(torch.fx.symbolic_trace(ExpThenSort()), [x])
+    torch.testing.assert_close(c(x), ExpThenSort()(x))
+    assert "[fx_partition] eager: sort" in capsys.readouterr().out
+
+
+def test_unknown_dump_option_fails_in_python_as_in_the_compiler(
+        monkeypatch):
+    monkeypatch.setenv("NVFUSER_DUMP", "fx_partiton")
+    with pytest.raises(ValueError, match="NVFUSER_DUMP: unknown option "
+                                         "'fx_partiton'; valid options are"):
+        compile_graph(torch.fx.symbolic_trace(ExpThenSort()),
+                      [torch.randn(4, 8)])
+
+
+def test_dump_enabled_refuses_names_that_are_not_options(monkeypatch):
+    monkeypatch.delenv("NVFUSER_DUMP", raising=False)
+    assert not _C.dump_enabled("fx_partition")
+    with pytest.raises(ValueError, match="unknown option 'fx_partitions'"):
+        _C.dump_enabled("fx_partitions")
