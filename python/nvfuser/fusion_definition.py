@@ -7,7 +7,7 @@ from ._C import DataType
 from ._validate import check_int_list
 from .fusion_cache import FusionCache
 from .ops import Ops
-from .repro import python_repro
+from .repro import python_repro, with_layouts
 from .values import Scalar, Tensor, Vector, _Value
 
 _TORCH_TO_DTYPE = {
@@ -87,6 +87,10 @@ class FusionDefinition:
         # definition order: the C++ printer knows neither the layout
         # (contiguity, stride_order, is_cpu) nor our Python wrappers.
         self._input_layouts = []
+        # Every constant exactly (repr round-trips a float): the printed
+        # texts round them (0.1 and 0.1000000000000001 print alike) and do
+        # not tell 2 from 2.0.
+        self._constants = []
         self._inputs = []
         self._outputs = []
         self._id = None
@@ -124,7 +128,8 @@ class FusionDefinition:
         shows; two definitions with equal keys compute the same thing."""
         return "\n".join([self._fusion.fusion_ir(),
                           self._fusion.python_definition(),
-                          repr(self._input_layouts)])
+                          repr(self._input_layouts),
+                          repr(self._constants)])
 
     def _check_defining(self, what):
         if self._fusion.finalized:
@@ -251,7 +256,11 @@ class FusionDefinition:
         scalar = Scalar(self, self._fusion.define_scalar(value, dtype))
         # Only a scalar without a value is a fusion input; the others are
         # constants.
-        return self._record_input(scalar) if value is None else scalar
+        if value is None:
+            return self._record_input(scalar)
+        self._constants.append((dtype.name, type(value).__name__,
+                                repr(value)))
+        return scalar
 
     # nvFuser's older names.
     define_constant = define_scalar
@@ -380,8 +389,9 @@ class FusionDefinition:
 
     def python_definition(self):
         """The fusion as a FusionDefinition script (what the fuzzer prints
-        as a reproducer)."""
-        return self._fusion.python_definition()
+        as a reproducer), with the inputs' layouts as they were defined."""
+        return with_layouts(self._fusion.python_definition(),
+                            self._input_layouts)
 
     def id(self):  # noqa: A003 (nvFuser API)
         """The fusion's id in the FusionCache; None before it is defined."""

@@ -7,6 +7,7 @@ from ._C import DataType  # noqa: F401 (named in the printed text)
 
 _NAME = re.compile(r"\b([ts])(\d+)\b")
 _DEFINE_TENSOR = re.compile(r"^(\w+) = fd\.define_tensor\(")
+_INDENT = "    "
 
 
 def _upper_name(match):
@@ -32,6 +33,20 @@ def _body_lines(script):
     lines = script.splitlines()
     start = lines.index("with FusionDefinition() as fd:") + 1
     return [line[4:] for line in lines[start:] if line.strip()]
+
+
+def with_layouts(script, input_layouts):
+    """The printer's script with every define_tensor written as it was
+    called (the script stays a `with` block)."""
+    layouts = iter(input_layouts)
+    lines = []
+    for line in script.splitlines():
+        match = _DEFINE_TENSOR.match(line[len(_INDENT):])
+        if line.startswith(_INDENT) and match:
+            line = _INDENT + _define_tensor_line(match.group(1),
+                                                 next(layouts))
+        lines.append(line)
+    return "\n".join(lines) + "\n"
 
 
 def python_repro(script, input_layouts, fusion_id):

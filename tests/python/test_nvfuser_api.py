@@ -56,6 +56,21 @@ def test_fusion_cache_counts_distinct_definitions():
     torch.testing.assert_close(fd2.execute([x])[0], x.exp())
 
 
+def test_fusion_cache_tells_constants_apart_exactly():
+    """Printed texts round constants; the cache must not."""
+    FusionCache.reset()
+    fds = []
+    for c in [0.1, 0.1000000000000001, 2, 2.0, 0.1]:
+        with FusionDefinition() as fd:
+            t0 = fd.define_tensor(shape=[-1], dtype=DataType.Double)
+            fd.add_output(fd.ops.mul(t0, c))
+        fds.append(fd)
+    assert [fd.id() for fd in fds] == [0, 1, 2, 3, 0]
+    x = torch.ones(3, dtype=torch.float64)
+    torch.testing.assert_close(fds[1].execute([x])[0],
+                               x * 0.1000000000000001, rtol=0, atol=0)
+
+
 def test_fusion_cache_reset_starts_over():
     with FusionDefinition() as fd:
         define_gelu_like(fd)
@@ -137,6 +152,8 @@ def test_print_keeps_layout_and_cpu_scalars():
     c = torch.tensor(3.0)
     _, outs = run_printed(fd, [x, c])
     torch.testing.assert_close(outs[0], x * 3.0)
+    assert "is_cpu=True" in fd.python_definition()
+    assert "contiguity=[False, True]" in fd.python_definition()
 
 
 def test_fusion_ir_is_still_reachable():
