@@ -2,7 +2,7 @@
 
 import torch
 
-from nvfuser import DataType, FusionDefinition
+from nvfuser import DataType, FusionCache, FusionDefinition
 
 
 def test_subclass_definition_runs_on_first_execute():
@@ -38,6 +38,9 @@ def test_concrete_ir_after_execute():
 
 
 def test_cache_is_keyed_by_signature():
+    # Earlier tests may have defined (and run) the same fusion: FusionCache
+    # would hand this definition their executor cache.
+    FusionCache.reset()
     with FusionDefinition() as fd:
         t0 = fd.define_tensor(shape=[-1], dtype=DataType.Float)
         fd.add_output(fd.ops.exp(t0))

@@ -222,3 +222,88 @@ def test_execute_of_an_empty_definition_is_not_implemented():
     with pytest.raises(NotImplementedError):
         fd.execute([])
 
+
+# ---- 4. nvFuser's option names ------------------------------------------
+@pytest.mark.parametrize("variable,value", [
+    ("NVFUSER_ENABLE", "id_model,fuse_matmul"),
+    ("NVFUSER_DISABLE", "matmul_expr_eval, kernel_reuse,parallel_compile"),
+    ("NVFUSER_DUMP", "python_definition"),
+])
+def test_nvfuser_option_names_are_accepted_as_no_ops(variable, value,
+                                                     monkeypatch):
+    monkeypatch.setenv(variable, value)
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1], dtype=DataType.Float)
+        fd.add_output(fd.ops.exp(t0))
+    x = torch.randn(6)
+    torch.testing.assert_close(fd.execute([x])[0], x.exp())
+    torch.testing.assert_close(
+        fd.execute([x], _enable_options=["id_model"],
+                   _disable_options=["kernel_reuse"])[0], x.exp())
+
+
+def test_option_names_nobody_defines_are_errors(monkeypatch):
+    monkeypatch.setenv("NVFUSER_DISABLE", "kernel_reuse,kernel_reused")
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1], dtype=DataType.Float)
+        fd.add_output(fd.ops.exp(t0))
+    with pytest.raises(ValueError, match="unknown option 'kernel_reused'"):
+        fd.execute([torch.randn(3)])
+
+
+# ---- 6. docs/api.md -------------------------------------------------------
+API_MD = os.path.join(os.path.dirname(__file__), "..", "..", "docs",
+                      "api.md")
+OPTION_KINDS = {"NVFUSER_DUMP": "dump", "NVFUSER_ENABLE": "enable",
+                "NVFUSER_DISABLE": "disable"}
+
+
+def api_table():
+    """{(kind, name): status} of every row of docs/api.md's tables."""
+    rows = {}
+    with open(API_MD) as f:
+        for line in f:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) != 4 or not cells[0].startswith("`"):
+                continue
+            for name in re.findall(r"`([^`]+)`", cells[0]):
+                rows[(cells[1], name)] = cells[2]
+    return rows
+
+
+def names_with(rows, kind, statuses):
+    return {n for (k, n), s in rows.items() if k == kind and s in statuses}
+
+
+def public(obj):
+    return {n for n in dir(obj) if not n.startswith("_")}
+
+
+def test_api_table_matches_the_package():
+    rows = api_table()
+    present = ("supported", "partial")
+    with FusionDefinition() as fd:
+        pass
+    # Every public method and op has a row that says it is there...
+    assert names_with(rows, "method", present) >= public(FusionDefinition)
+    assert names_with(rows, "op", present) == public(fd.ops)
+    # ...and nothing the table calls supported is missing.
+    for name in names_with(rows, "method", present):
+        assert hasattr(FusionDefinition, name), name
+    module = names_with(rows, "module", present)
+    for name in module:
+        obj = nvfuser
+        for part in name.split("."):
+            obj = getattr(obj, part)
+    assert module >= set(nvfuser.__all__)
+    for name in names_with(rows, "op", ("not supported",)):
+        assert not hasattr(fd.ops, name), name
+
+
+def test_api_table_lists_the_options_the_compiler_accepts():
+    rows = api_table()
+    for variable, group in OPTION_KINDS.items():
+        assert names_with(rows, variable, ("supported",)) == \
+            set(nvfuser._C.option_names(group)), variable
+        assert names_with(rows, variable, ("no-op",)) == \
+            set(nvfuser._C.option_names(group, nvfuser_noops=True)), variable
