@@ -30,13 +30,72 @@ std::string joined(const std::vector<std::string>& names) {
   return os.str();
 }
 
+bool contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// Whether `name` is one of ours (it changes what we do) as opposed to an
+// accepted nvFuser name, which is a no-op here.
+bool isOwnName(OptionGroup g, const std::string& name) {
+  return contains(Options::validNames(g), name);
+}
+
 void checkName(OptionGroup g, const std::string& name) {
-  const auto& valid = Options::validNames(g);
-  NVF_CHECK(std::find(valid.begin(), valid.end(), name) != valid.end(),
+  // Scripts written for nvFuser set its names; refusing them would make every
+  // execute fail, so only a name that neither compiler defines is an error
+  // (a typo must still not pass silently).
+  NVF_CHECK(isOwnName(g, name) || contains(Options::nvfuserNames(g), name),
             envName(g), ": unknown option '", name,
-            "'; valid options are: ", joined(valid));
+            "'; valid options are: ", joined(Options::validNames(g)),
+            " (and nvFuser's names, accepted as no-ops)");
 }
 }  // namespace
+
+// nvFuser's own option names (its csrc/options.cpp), accepted as no-ops here:
+// they select nvFuser passes and schedulers this compiler does not have, so
+// setting them changes nothing. Names we implement are in validNames.
+const std::vector<std::string>& Options::nvfuserNames(OptionGroup g) {
+  static const std::vector<std::string> kDump = {
+      "bank_conflict", "buffer_reuse_verbose", "ca_map", "communication",
+      "compile_params", "cubin", "cuda_full", "cuda_to_file", "debug_info",
+      "dynamic_shared_memory", "expr_simplify", "expr_sort",
+      "expr_sort_verbose", "ftrace", "fusion_args", "fusion_ir_concretized",
+      "fusion_ir_graph", "fusion_ir_math", "fusion_ir_preseg",
+      "fusion_ir_presched", "global_zeroed_memory", "host_ir",
+      "index_type", "indexing_verbose", "kernel_args", "kernel_ir",
+      "loop_rotation", "lower_verbose", "occupancy", "parallel_dimensions",
+      "perf_debug_verbose", "pre_segmenter_logging", "predicate_elimination",
+      "ptx", "python_definition", "python_definition_segments",
+      "python_frontend_debug", "sass", "sass_to_file", "scheduler_params",
+      "scheduler_verbose", "sync_map", "transform_propagator"};
+  static const std::vector<std::string> kEnable = {
+      "cutlass_scheduler", "fast_math", "fuse_matmul",
+      "fuse_multiple_matmuls", "host_ir_lowering", "id_model",
+      "id_model_extra_validation", "infer_contiguity",
+      "insert_resharding_after", "io_to_lower_precision", "kernel_db",
+      "kernel_debug", "kernel_lineinfo", "memory_promotion",
+      "multicast_protocol", "p2p_protocol", "reuse_zeroed_memory",
+      "static_fusion_count", "tma_inner_persistent", "tma_pointwise",
+      "tma_reduction", "wait_debugger", "warn_register_spill",
+      "ws_normalization"};
+  static const std::vector<std::string> kDisable = {
+      "compile_to_sass", "contig_indexing", "expr_simplify", "fallback",
+      "fma", "grouped_grid_welford_outer_opt", "id_model", "index_hoist",
+      "kernel_reuse", "magic_zero", "matmul_expr_eval", "multidevice",
+      "nvrtc_caching", "nvtx", "parallel_compile", "parallel_serde",
+      "predicate_elimination", "python_inline_definitions",
+      "resize_scheduler", "reuse_mismatched_type_registers",
+      "var_name_remapping", "welford_vectorization"};
+  switch (g) {
+    case OptionGroup::Dump:
+      return kDump;
+    case OptionGroup::Enable:
+      return kEnable;
+    case OptionGroup::Disable:
+      return kDisable;
+  }
+  return kDump;
+}
 
 const std::vector<std::string>& Options::validNames(OptionGroup g) {
   static const std::vector<std::string> kDump = {
@@ -84,7 +143,9 @@ std::vector<std::string> Options::parseList(OptionGroup g,
       continue;
     }
     checkName(g, item);
-    out.push_back(item);
+    if (isOwnName(g, item)) {  // nvFuser-only names stop here: no-ops
+      out.push_back(item);
+    }
   }
   return out;
 }
@@ -129,13 +190,17 @@ Options Options::parseEnvironment() {
 Options Options::withOverrides(const std::vector<std::string>& enable,
                                const std::vector<std::string>& disable) const {
   Options o = *this;
+  auto add = [](OptionGroup g, const std::string& s, std::set<std::string>& dst) {
+    checkName(g, s);
+    if (isOwnName(g, s)) {  // a no-op name must not change the compile key
+      dst.insert(s);
+    }
+  };
   for (const std::string& s : enable) {
-    checkName(OptionGroup::Enable, s);
-    o.enable_.insert(s);
+    add(OptionGroup::Enable, s, o.enable_);
   }
   for (const std::string& s : disable) {
-    checkName(OptionGroup::Disable, s);
-    o.disable_.insert(s);
+    add(OptionGroup::Disable, s, o.disable_);
   }
   return o;
 }

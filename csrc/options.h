@@ -20,6 +20,8 @@ class Options {
                                             const std::string& text);
   // The valid names of a group.
   static const std::vector<std::string>& validNames(OptionGroup group);
+  // nvFuser's names of a group that we accept as documented no-ops.
+  static const std::vector<std::string>& nvfuserNames(OptionGroup group);
   // Whether NVFUSER_DUMP names `name`, which must be a valid dump option:
   // what code outside the compiler (the Python FX backend) asks instead of
   // parsing the variable again.

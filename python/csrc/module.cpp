@@ -1,6 +1,7 @@
 // nvfuser._C: the extension module. Errors thrown by the compiler become the
 // Python exception that matches their kind.
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include "bindings.h"
 #include "exceptions.h"
@@ -54,6 +55,20 @@ PYBIND11_MODULE(_C, m) {
   m.def("dump_enabled", &nvfuser::Options::dumpEnabled,
         "Whether NVFUSER_DUMP names this option, parsed as the compiler "
         "parses it; a ValueError for unknown names in either");
+
+  // For docs/api.md and its test: which names do something, which are
+  // nvFuser's accepted as no-ops.
+  m.def("option_names", [](const std::string& group, bool nvfuser_noops) {
+    using nvfuser::OptionGroup;
+    OptionGroup g = group == "dump"     ? OptionGroup::Dump
+                    : group == "enable" ? OptionGroup::Enable
+                                        : OptionGroup::Disable;
+    NVF_CHECK(group == "dump" || group == "enable" || group == "disable",
+              "option group must be dump, enable or disable, not '", group,
+              "'");
+    return nvfuser_noops ? nvfuser::Options::nvfuserNames(g)
+                         : nvfuser::Options::validNames(g);
+  }, py::arg("group"), py::arg("nvfuser_noops") = false);
 
   nvfuser::python::bindFusion(m);
   py::module_ ops = m.def_submodule("ops", "op builders");

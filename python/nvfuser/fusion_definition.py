@@ -5,7 +5,9 @@ import torch
 from . import _C
 from ._C import DataType
 from ._validate import check_int_list
+from .fusion_cache import FusionCache
 from .ops import Ops
+from .repro import python_repro, with_layouts
 from .values import Scalar, Tensor, Vector, _Value
 
 _TORCH_TO_DTYPE = {
@@ -77,7 +79,21 @@ class FusionDefinition:
         del id, max_length  # accepted for nvFuser compatibility
         self._fusion = _C.Fusion()
         self._inside = False
+        self._reset_record()
         self.ops = Ops(self)
+
+    def _reset_record(self):
+        # What define_tensor was given, per input, and the values in
+        # definition order: the C++ printer knows neither the layout
+        # (contiguity, stride_order, is_cpu) nor our Python wrappers.
+        self._input_layouts = []
+        # Every constant exactly (repr round-trips a float): the printed
+        # texts round them (0.1 and 0.1000000000000001 print alike) and do
+        # not tell 2 from 2.0.
+        self._constants = []
+        self._inputs = []
+        self._outputs = []
+        self._id = None
 
     # ---- definition scope -------------------------------------------------
     def __enter__(self):
@@ -94,12 +110,26 @@ class FusionDefinition:
     def __exit__(self, exc_type, exc, tb):
         self._inside = False
         if exc_type is None:
-            self._fusion.finalize()
+            # The same definition built again (a training loop, Thunder)
+            # takes the fusion, and so the compiled kernels, made the
+            # first time.
+            self._id, self._fusion = FusionCache.get()._lookup_or_add(
+                self._cache_key(), self._fusion)
         else:
             # A half-built definition is dropped, so a retry starts empty;
             # values made in it are refused by _unwrap from now on.
             self._fusion = _C.Fusion()
+            self._reset_record()
         return False
+
+    def _cache_key(self):
+        """Canonical text of the definition: the IR (every op attribute)
+        plus the printed script plus the input layouts, which neither text
+        shows; two definitions with equal keys compute the same thing."""
+        return "\n".join([self._fusion.fusion_ir(),
+                          self._fusion.python_definition(),
+                          repr(self._input_layouts),
+                          repr(self._constants)])
 
     def _check_defining(self, what):
         if self._fusion.finalized:
@@ -185,7 +215,14 @@ class FusionDefinition:
         stride_order = check_int_list("stride_order", stride_order or [])
         val = self._fusion.define_tensor(shape, contiguity, dtype,
                                          stride_order, bool(is_cpu))
-        return Tensor(self, val)
+        self._input_layouts.append(dict(
+            shape=shape, contiguity=contiguity, dtype=dtype,
+            is_cpu=bool(is_cpu), stride_order=stride_order))
+        return self._record_input(Tensor(self, val))
+
+    def _record_input(self, value):
+        self._inputs.append(value)
+        return value
 
     def from_pytorch(self, tensor, static_sizes=False):
         """Defines an input tensor shaped like an example torch.Tensor."""
@@ -216,7 +253,14 @@ class FusionDefinition:
         if not isinstance(dtype, DataType):
             raise TypeError("define_scalar: dtype must be a DataType, got %r"
                             % (dtype,))
-        return Scalar(self, self._fusion.define_scalar(value, dtype))
+        scalar = Scalar(self, self._fusion.define_scalar(value, dtype))
+        # Only a scalar without a value is a fusion input; the others are
+        # constants.
+        if value is None:
+            return self._record_input(scalar)
+        self._constants.append((dtype.name, type(value).__name__,
+                                repr(value)))
+        return scalar
 
     # nvFuser's older names.
     define_constant = define_scalar
@@ -246,6 +290,7 @@ class FusionDefinition:
             raise TypeError("add_output: expected a Tensor, got %s" %
                             type(output).__name__)
         self._fusion.add_output(self._unwrap(output, "add_output"))
+        self._outputs.append(output)
 
     # ---- running ----------------------------------------------------------
     def definition(self):
@@ -261,8 +306,11 @@ class FusionDefinition:
             raise RuntimeError("execute: called inside the `with` block; "
                                "leave it first so the definition is final")
         if type(self).definition is FusionDefinition.definition:
-            raise RuntimeError("execute: the FusionDefinition has no "
-                               "definition; define it in a `with` block")
+            # nvFuser raises NotImplementedError here: the base class'
+            # definition() is the missing piece.
+            raise NotImplementedError(
+                "execute: the FusionDefinition has no definition; define it "
+                "in a `with` block or override definition()")
         with self:
             self.definition()
 
@@ -282,6 +330,11 @@ class FusionDefinition:
         enable = self._option_list(enable, "_enable_options")
         disable = self._option_list(disable, "_disable_options")
         if self._fusion.num_outputs() == 0:
+            if not self._inputs:
+                # An empty `with` block: nothing was defined at all.
+                raise NotImplementedError(
+                    "execute: the FusionDefinition is empty; define inputs, "
+                    "ops and outputs in its `with` block")
             raise RuntimeError("execute: the fusion has no outputs; call "
                                "fd.add_output")
         return list(inputs), enable, disable
@@ -336,8 +389,21 @@ class FusionDefinition:
 
     def python_definition(self):
         """The fusion as a FusionDefinition script (what the fuzzer prints
-        as a reproducer)."""
-        return self._fusion.python_definition()
+        as a reproducer), with the inputs' layouts as they were defined."""
+        return with_layouts(self._fusion.python_definition(),
+                            self._input_layouts)
+
+    def id(self):  # noqa: A003 (nvFuser API)
+        """The fusion's id in the FusionCache; None before it is defined."""
+        return self._id
+
+    def inputs(self):
+        """The fusion inputs (Tensor and Scalar), in definition order."""
+        return list(self._inputs)
+
+    def outputs(self):
+        """The fusion outputs, in add_output order."""
+        return list(self._outputs)
 
     def last_concrete_ir(self):
         """The IR bound to the sizes of the last execute (None before)."""
@@ -356,6 +422,8 @@ class FusionDefinition:
         return self._fusion.last_segmentation()
 
     def __repr__(self):
-        return self.fusion_ir()
+        # nvFuser prints an executable function: a user's repro script.
+        return python_repro(self._fusion.python_definition(),
+                            self._input_layouts, self._id)
 
     __str__ = __repr__

@@ -4,7 +4,7 @@ import os
 
 import torch
 
-from nvfuser import DataType, FusionDefinition
+from nvfuser import DataType, FusionCache, FusionDefinition
 
 M, N, K = 24, 16, 8
 
@@ -30,6 +30,9 @@ def test_reshape_matmul_backs_off_and_matches():
 
 
 def test_segmented_fusion_dump(capfd, monkeypatch):
+    # Dumps come from segmenting; an earlier test may have run this
+    # definition already, and FusionCache would reuse its segmentation.
+    FusionCache.reset()
     monkeypatch.setenv("NVFUSER_DUMP", "segmented_fusion,segmenter_logging")
     fd = reshape_matmul()
     fd.execute([torch.randn(M // 2, 2, K), torch.randn(K, N)])
@@ -53,6 +56,9 @@ def test_forwarded_ops_marked_in_dump(capfd, monkeypatch):
 
 
 def test_draw_segmented_fusion(tmp_path, monkeypatch):
+    # Dumps come from segmenting; an earlier test may have run this
+    # definition already, and FusionCache would reuse its segmentation.
+    FusionCache.reset()
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("NVFUSER_DUMP", "draw_segmented_fusion")
     fd = reshape_matmul()
