@@ -37,7 +37,6 @@ class KernelMemoryCache {
   CompiledKernel getOrCompile(const Key& key,
                               const std::function<CompiledKernel()>& compile);
   size_t size() const;
-  size_t capacity() const { return capacity_; }
 
  private:
   struct Entry {
