@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the build needs (Debian packages, when missing), configures
 # build/ once and builds incrementally. Used by demo.sh and test.sh.
+# NVFUSER_BUILD_TARGETS: build only these targets (test.sh's TSan build).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${NVFUSER_PYTHON:-/usr/bin/python3}"
@@ -40,5 +41,6 @@ if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
     -DPython_EXECUTABLE="$PYTHON" \
     -DCMAKE_PREFIX_PATH="$prefix;$pybind" ${NVFUSER_CMAKE_ARGS:-} >/dev/null
 fi
-echo "[setup] building"
-cmake --build "$BUILD_DIR" -- -j"$(nproc)"
+echo "[setup] building ${NVFUSER_BUILD_TARGETS:-everything}"
+cmake --build "$BUILD_DIR" ${NVFUSER_BUILD_TARGETS:+--target $NVFUSER_BUILD_TARGETS} \
+  -- -j"$(nproc)"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up, builds, and runs every test: C++ (ctest, including 500 fuzzed
-# fusions), the core tests again under AddressSanitizer+UBSan, then Python
-# (pytest). NVFUSER_SKIP_SANITIZE=1 skips the sanitizer build.
+# fusions), the core tests again under AddressSanitizer+UBSan, the threaded
+# tests under ThreadSanitizer, then Python (pytest). NVFUSER_SKIP_SANITIZE=1
+# skips both sanitizer builds.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${NVFUSER_PYTHON:-/usr/bin/python3}"
@@ -18,6 +19,19 @@ if [ -z "${NVFUSER_SKIP_SANITIZE:-}" ]; then
   fi
   cmake --build "$ASAN_DIR" --target test_core -- -j"$(nproc)"
   "$ASAN_DIR/test_core" --gtest_brief=1
+
+  echo "[test] threaded tests under ThreadSanitizer"
+  # Only what test_threads needs (core, compiler, runtime), instrumented.
+  # libtorch, libgomp and NVRTC are not: races inside them stay invisible,
+  # and no suppressions are needed for them (the test keeps ATen on one
+  # OpenMP thread). halt_on_error: the first report fails the step.
+  NVFUSER_SKIP_APT=1 NVFUSER_BUILD_DIR="$BUILD_DIR-tsan" \
+    NVFUSER_BUILD_TARGETS=test_threads \
+    NVFUSER_CMAKE_ARGS="${NVFUSER_CMAKE_ARGS:-} \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVFUSER_SANITIZE_THREAD=ON" \
+    "$ROOT/scripts/setup.sh"
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
+    "$BUILD_DIR-tsan/test_threads" --gtest_brief=1
 fi
 echo "[test] Python tests"
 cd "$ROOT"

@@ -4,16 +4,14 @@
 
 #include <cstdlib>
 #include <iostream>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <sstream>
-#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "compiler/kernel_cache_entry.h"
 #include "compiler/kernel_disk_cache.h"
+#include "compiler/kernel_memory_cache.h"
 #include "exceptions.h"
 #include "options.h"
 
@@ -196,19 +194,11 @@ CompiledKernel compileWithNvrtc(const std::string& source,
     // The disk cache is safe to use from many threads on its own.
     return compileWithDiskCache(source, name, arch, maxRegisters, caches.disk);
   }
-  // Held while compiling, so two threads never compile the same kernel.
-  static std::mutex mutex;
-  static std::map<std::tuple<std::string, std::string, int>, CompiledKernel>
-      cache;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto key = std::make_tuple(source, arch, maxRegisters);
-  auto it = cache.find(key);
-  if (it != cache.end()) {
-    return it->second;
-  }
-  CompiledKernel k =
-      compileWithDiskCache(source, name, arch, maxRegisters, caches.disk);
-  return cache.emplace(key, std::move(k)).first->second;
+  return KernelMemoryCache::get().getOrCompile(
+      {source, arch, maxRegisters}, [&] {
+        return compileWithDiskCache(source, name, arch, maxRegisters,
+                                    caches.disk);
+      });
 }
 
 std::string nvrtcVersionString() {

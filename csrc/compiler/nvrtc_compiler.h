@@ -24,7 +24,9 @@ struct CompiledKernel {
 
 // The caches compileWithNvrtc reads and fills.
 struct KernelCaches {
-  // This process' compiled kernels by (source, arch, register cap).
+  // This process' compiled kernels by (source, arch, register cap), the
+  // least recently used dropped past NVFUSER_MAX_CACHED_KERNELS
+  // (kernel_memory_cache.h).
   bool memory = true;
   // Verified entries on disk (kernel_disk_cache.h); nullptr: none.
   KernelDiskCache* disk = nullptr;

@@ -262,39 +262,54 @@ OwnedFile readOwnedFile(int dirFd, const std::string& name, uint64_t maxBytes) {
   return file;
 }
 
+NewFile writeNewFile(int dirFd, const std::string& name,
+                     const std::vector<char>& bytes, mode_t mode,
+                     std::string* why) {
+  FileDescriptor fd(openat(dirFd, name.c_str(),
+                           O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                           mode));
+  if (!fd.valid()) {
+    if (errno == EEXIST) {
+      return NewFile::Exists;
+    }
+    *why = "cannot create " + name + ": " + errnoText(errno);
+    return NewFile::Failed;
+  }
+  bool ok = writeAll(fd.get(), bytes, why);
+  if (ok && close(fd.release()) != 0) {
+    *why = "cannot close " + name + ": " + errnoText(errno);
+    ok = false;
+  }
+  if (!ok) {
+    unlinkat(dirFd, name.c_str(), 0);
+    return NewFile::Failed;
+  }
+  return NewFile::Written;
+}
+
 bool replaceFile(int dirFd, const std::string& name,
                  const std::vector<char>& bytes, uint64_t uniqueNumber,
                  std::string* why) {
   std::string temporary;
-  FileDescriptor fd;
-  for (int attempt = 0; attempt < 4 && !fd.valid(); ++attempt) {
+  NewFile outcome = NewFile::Exists;
+  for (int attempt = 0; attempt < 4 && outcome == NewFile::Exists; ++attempt) {
     temporary = temporaryName(uniqueNumber);
-    fd = FileDescriptor(
-        openat(dirFd, temporary.c_str(),
-               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!fd.valid() && errno != EEXIST) {
-      break;
-    }
+    outcome = writeNewFile(dirFd, temporary, bytes, 0600, why);
   }
-  if (!fd.valid()) {
-    *why = "cannot create a temporary file: " + errnoText(errno);
+  if (outcome == NewFile::Exists) {
+    *why = "cannot create a temporary file: every name tried was taken";
+  }
+  if (outcome != NewFile::Written) {
     return false;
-  }
-  bool ok = writeAll(fd.get(), bytes, why);
-  if (ok && close(fd.release()) != 0) {
-    *why = "cannot close the temporary file: " + errnoText(errno);
-    ok = false;
   }
   // rename() replaces the name itself: a link there is replaced, its target
   // untouched; a reader sees the old file or the new one, never a part.
-  if (ok && renameat(dirFd, temporary.c_str(), dirFd, name.c_str()) != 0) {
+  if (renameat(dirFd, temporary.c_str(), dirFd, name.c_str()) != 0) {
     *why = "cannot rename it to " + name + ": " + errnoText(errno);
-    ok = false;
-  }
-  if (!ok) {
     unlinkat(dirFd, temporary.c_str(), 0);
+    return false;
   }
-  return ok;
+  return true;
 }
 
 void removeIfSameFile(int dirFd, const std::string& name,

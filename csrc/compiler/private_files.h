@@ -53,6 +53,17 @@ struct OwnedFile {
 // device is never read (and, but for a race, never even opened).
 OwnedFile readOwnedFile(int dirFd, const std::string& name, uint64_t maxBytes);
 
+enum class NewFile { Written, Exists, Failed };
+// Creates `name` in `dirFd` with `mode` and writes `bytes` to it, refusing
+// whatever is at `name` already (O_CREAT | O_EXCL | O_NOFOLLOW): an existing
+// file is never overwritten, a link never followed, not even a dangling one.
+// Exists when the name is taken; Failed with `why` set when it could not
+// (a partly written file is removed). Safe in any directory, not only a
+// private one (NVFUSER_DUMP files go to the current directory).
+NewFile writeNewFile(int dirFd, const std::string& name,
+                     const std::vector<char>& bytes, mode_t mode,
+                     std::string* why);
+
 // Writes `bytes` to a new file (mode 0600, unique name) in `dirFd` and
 // renames it to `name`, replacing whatever was there (a link is replaced,
 // never followed). Returns false with `why` set when it could not.

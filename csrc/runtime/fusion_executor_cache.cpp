@@ -1,9 +1,11 @@
 #include "runtime/fusion_executor_cache.h"
 
+#include <fcntl.h>
+
 #include <atomic>
-#include <fstream>
 #include <iostream>
 
+#include "compiler/private_files.h"
 #include "exceptions.h"
 #include "runtime/aten_evaluator.h"
 #include "scheduler/reduction_split.h"
@@ -12,6 +14,35 @@
 namespace nvfuser {
 
 namespace {
+// Writes segmented_fusion_<N>.dot to the current directory, N from a
+// process-wide counter. Only ever a new file: whatever has that name
+// already (an earlier run's dump, a link planted to redirect the write)
+// is left alone and the next N taken.
+void writeDotFile(const std::string& dot) {
+  static std::atomic<int> counter{0};
+  const std::vector<char> bytes(dot.begin(), dot.end());
+  std::string why;
+  // Bounded, so a directory full of taken names cannot hold us forever.
+  constexpr int kAttempts = 1000;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    const std::string path =
+        "segmented_fusion_" + std::to_string(counter++) + ".dot";
+    switch (writeNewFile(AT_FDCWD, path, bytes, 0644, &why)) {
+      case NewFile::Written:
+        std::cout << "[segmenter] wrote " << path << "\n";
+        return;
+      case NewFile::Failed:
+        std::cerr << "[segmenter] could not write " << path << ": " << why
+                  << "\n";
+        return;
+      case NewFile::Exists:
+        break;
+    }
+  }
+  std::cerr << "[segmenter] no segmented_fusion_N.dot written: " << kAttempts
+            << " names in a row were taken\n";
+}
+
 void dumpSegmentation(const SegmentedFusion& sf, const Options& options) {
   if (options.dump("segmenter_logging")) {
     for (const std::string& line : sf.log()) {
@@ -22,10 +53,7 @@ void dumpSegmentation(const SegmentedFusion& sf, const Options& options) {
     std::cout << sf.toString();
   }
   if (options.dump("draw_segmented_fusion")) {
-    static std::atomic<int> counter{0};
-    std::string path = "segmented_fusion_" + std::to_string(counter++) + ".dot";
-    std::ofstream(path) << sf.toDot();
-    std::cout << "[segmenter] wrote " << path << "\n";
+    writeDotFile(sf.toDot());
   }
   std::cout << std::flush;
 }

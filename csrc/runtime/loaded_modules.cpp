@@ -1,30 +1,20 @@
 #include "runtime/loaded_modules.h"
 
 #include <atomic>
-#include <cstdlib>
 
+#include "environment.h"
 #include "exceptions.h"
 #include "runtime/cuda_driver.h"
 
 namespace nvfuser {
 
-namespace {
-size_t capacityFromEnvironment() {
-  const char* v = std::getenv("NVFUSER_MAX_LOADED_MODULES");
-  if (v == nullptr || *v == '\0') {
-    return 2048;
-  }
-  char* end = nullptr;
-  const unsigned long long n = std::strtoull(v, &end, 10);
-  NVF_CHECK(end != v && *end == '\0' && n > 0,
-            "NVFUSER_MAX_LOADED_MODULES must be a positive integer, got '", v,
-            "'");
-  return static_cast<size_t>(n);
-}
-}  // namespace
-
 LoadedModules::LoadedModules(size_t capacity) : capacity_(capacity) {
   NVF_ASSERT(capacity_ > 0, "a module table needs room for one module");
+}
+
+size_t LoadedModules::capacityFromEnvironment() {
+  return positiveCountFromEnvironment("NVFUSER_MAX_LOADED_MODULES",
+                                      kDefaultCapacity);
 }
 
 ModuleLoader::Unload LoadedModules::driverUnload() {

@@ -29,7 +29,11 @@ struct ModuleLoader {
 
 class LoadedModules {
  public:
+  static constexpr size_t kDefaultCapacity = 2048;
   explicit LoadedModules(size_t capacity);
+  // NVFUSER_MAX_LOADED_MODULES, else kDefaultCapacity; a ValueError for
+  // anything but a positive integer.
+  static size_t capacityFromEnvironment();
   // Through the CUDA driver.
   static ModuleLoader::Unload driverUnload();
   // The process-wide table (capacity from the environment).

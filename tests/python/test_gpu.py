@@ -2,6 +2,7 @@
 
 import os
 import re
+import subprocess
 import sys
 
 import pytest
@@ -350,3 +351,33 @@ def test_torch_compile_backend_on_gpu():
     sum((r * (i + 1)).sum() for i, r in enumerate(refs)).backward()
     for a, b in zip(inputs[:3], ref_inputs[:3]):
         torch.testing.assert_close(a.grad, b.grad, rtol=1e-5, atol=1e-5)
+
+
+def test_loaded_modules_stay_bounded_and_are_unloaded():
+    # A fresh process, since the bound is read once per process: 8 shapes
+    # are 8 entries with a kernel each, through a table of 2 modules;
+    # a second pass reloads evicted ones. Dropping the fusion unloads.
+    script = """
+import gc, torch
+from nvfuser import DataType, FusionDefinition, _C
+with FusionDefinition() as fd:
+    x = fd.define_tensor(shape=[-1], dtype=DataType.Float)
+    fd.add_output(fd.ops.mul(fd.ops.exp(x), x))
+most = 0
+for _ in range(2):
+    for n in range(1, 9):
+        x = torch.rand(n * 33, device="cuda")
+        out, = fd.execute([x])
+        torch.testing.assert_close(out, x.exp() * x)
+        most = max(most, _C._loaded_kernel_modules())
+del fd
+gc.collect()
+print("most", most, "after", _C._loaded_kernel_modules())
+"""
+    env = dict(os.environ, NVFUSER_MAX_LOADED_MODULES="2",
+               PYTHONPATH=os.path.join(os.path.dirname(__file__), "..", "..",
+                                       "python"))
+    done = subprocess.run([sys.executable, "-c", script], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["most", "2", "after", "0"]

@@ -69,6 +69,29 @@ def test_draw_segmented_fusion(tmp_path, monkeypatch):
     assert "digraph SegmentedFusion" in text and "cluster_1" in text
 
 
+def test_draw_segmented_fusion_never_writes_through_a_link(
+        tmp_path, monkeypatch, capfd):
+    # Links at every name the process-wide counter may be at: the dump
+    # must neither follow one nor replace it, and must take a free name.
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    links = [cwd / f"segmented_fusion_{i}.dot" for i in range(200)]
+    for link in links:
+        link.symlink_to(victim)
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv("NVFUSER_DUMP", "draw_segmented_fusion")
+    fd = reshape_matmul()
+    fd.execute([torch.randn(M // 2, 2, K), torch.randn(K, N)])
+    assert victim.read_text() == "precious\n"
+    assert all(link.is_symlink() for link in links)
+    written = [f for f in cwd.iterdir() if not f.is_symlink()]
+    assert len(written) == 1 and written[0].is_file()
+    assert f"wrote {written[0].name}" in capfd.readouterr().out
+    assert "digraph SegmentedFusion" in written[0].read_text()
+
+
 def test_second_call_reuses_segmentation():
     fd = reshape_matmul()
     args = [torch.randn(M // 2, 2, K), torch.randn(K, N)]

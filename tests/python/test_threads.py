@@ -34,7 +34,7 @@ def _shape(tid, i):
     return (1 + (tid * 5 + i) % 13, 1 + (i * 7 + tid * 3) % 17)
 
 
-def test_execute_from_many_threads_with_varying_shapes():
+def test_execute_from_many_threads_with_varying_shapes(device):
     with FusionDefinition() as fd:
         _softmaxish(fd)
     start = threading.Barrier(THREADS)
@@ -44,7 +44,7 @@ def test_execute_from_many_threads_with_varying_shapes():
         g = torch.Generator().manual_seed(tid)
         start.wait()
         for i in range(CALLS):
-            x = torch.rand(*_shape(tid, i), generator=g) * 0.5
+            x = (torch.rand(*_shape(tid, i), generator=g) * 0.5).to(device)
             try:
                 out, = fd.execute([x])
                 if not torch.allclose(out, _reference(x), rtol=1e-4,

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "../scoped_env.h"
 #include "compiler/kernel_cache_entry.h"
 #include "compiler/kernel_disk_cache.h"
 #include "compiler/nvrtc_compiler.h"
@@ -103,31 +104,6 @@ void setModified(const fs::path& p, time_t seconds) {
   const timespec times[2] = {{seconds, 0}, {seconds, 0}};
   ASSERT_EQ(utimensat(AT_FDCWD, p.c_str(), times, AT_SYMLINK_NOFOLLOW), 0);
 }
-
-// Sets an environment variable for its lifetime.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    old_ = had_ ? old : "";
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (had_) {
-      setenv(name_, old_.c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  bool had_ = false;
-  std::string old_;
-};
 
 class KernelDiskCacheTest : public testing::Test {
  protected:
