@@ -71,8 +71,9 @@ void LoadedModules::evictPastCapacity(const ModuleLoader& loader) {
     const std::pair<uint64_t, int> victim = lru_.back();
     lru_.pop_back();
     auto it = entries_.find(victim);
-    loader.unload(victim.second, it->second.module);
-    entries_.erase(it);
+    const CUmodule module = it->second.module;
+    entries_.erase(it);  // first: a throwing unload leaves no stale entry
+    loader.unload(victim.second, module);
   }
 }
 
