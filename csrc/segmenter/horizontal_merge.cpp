@@ -213,9 +213,9 @@ bool SegmentCandidateFinder::mergeSetHorizontally(
     size_t k =
         open.size() > kHorizontalWindow ? open.size() - kHorizontalWindow : 0;
     while (k < open.size() && !joined) {
+      // A set lists each group once, so acc.id is never id.
       Accumulator& acc = open[k];
-      std::optional<int64_t> keep =
-          acc.id == id ? std::nullopt : mergeIntoAccumulator(acc.id, id, links);
+      std::optional<int64_t> keep = mergeIntoAccumulator(acc.id, id, links);
       if (keep) {
         acc.id = *keep;
         merged = joined = true;
