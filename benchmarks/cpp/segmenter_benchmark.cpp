@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -117,37 +118,167 @@ void transformerLayers(Fusion& f, int64_t n) {
   f.addOutput(x);
 }
 
+// Issue 18's shape: n/10 independent 10-op chains, each reading two of a
+// few shared inputs and each ending in its own fusion output (10k outputs
+// at 100k exprs). The chains span 12 loop domains, more than one
+// horizontal kernel covers (8). With `reductions`, every fourth chain ends
+// in a row sum and every fourth other one in a softmax-like normalization,
+// so reduction and inner-persistent groups exist next to pointwise ones.
+void outputChains(Fusion& f, int64_t n, bool reductions) {
+  constexpr int64_t kShapes = 12;
+  std::vector<TensorView*> a, b;
+  for (int64_t s = 0; s < kShapes; ++s) {
+    a.push_back(defineTensor(f, {16 + s, 128}, DataType::Float));
+    b.push_back(defineTensor(f, {16 + s, 128}, DataType::Float));
+  }
+  for (int64_t i = 0; i < std::max<int64_t>(1, n / 10); ++i) {
+    const size_t s = size_t(i % kShapes);
+    Val* v = binaryOp(BinaryOpType::Add, a[s], b[s]);
+    for (int k = 1; k < 8; ++k) {
+      v = k % 3 == 0
+              ? unaryOp(UnaryOpType::Tanh, v)
+              : binaryOp(k % 3 == 1 ? BinaryOpType::Mul : BinaryOpType::Sub, v,
+                         k % 2 ? a[s] : b[s]);
+    }
+    if (reductions && i % 4 == 0) {
+      v = reduction(ReductionOpType::Sum,
+                    unaryOp(UnaryOpType::Exp, v)->asTensor(), {1}, false);
+    } else if (reductions && i % 4 == 1) {
+      TensorView* sum = reduction(ReductionOpType::Sum, v->asTensor(), {1},
+                                  /*keepdim=*/true);
+      v = binaryOp(BinaryOpType::Div, v, sum);
+    } else {
+      v = unaryOp(UnaryOpType::Exp, unaryOp(UnaryOpType::Neg, v));
+    }
+    f.addOutput(v);
+  }
+}
+
+void manyOutputs(Fusion& f, int64_t n) {
+  outputChains(f, n, false);
+}
+void manyOutputsReductions(Fusion& f, int64_t n) {
+  outputChains(f, n, true);
+}
+
 struct Row {
   std::string shape;
   int64_t exprs;
   int64_t groups;
   double ms;
+  // Many-output rows only.
+  int64_t outputs = 0;
+  bool horizontal = true;
+  double describeMs = 0;
+  // Process CPU time: on a shared machine wall time also counts waiting.
+  double cpuMs = 0;
+  SegmenterStats stats{};
 };
 
-}  // namespace
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - t0)
+      .count();
+}
 
-int main(int argc, char** argv) {
-  int64_t maxExprs = 100000;
-  std::string jsonPath = "segmenter_benchmark.json";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--max-exprs")) {
-      maxExprs = std::atoll(argv[i + 1]);
-    } else if (!std::strcmp(argv[i], "--json")) {
-      jsonPath = argv[i + 1];
+// What describing a segmentation costs outside the segmenter (Python's
+// last_segmentation): the dumps, boundary bytes, every expr printed.
+double describeMs(const SegmentedFusion& sf) {
+  auto t0 = std::chrono::steady_clock::now();
+  size_t chars = sf.toString().size() + sf.toDot().size();
+  chars += size_t(sf.boundaryBytes() > 0);
+  for (const SegmentedGroup& g : sf.groups()) {
+    for (const Expr* e : g.prologue) {
+      chars += e->toString().size();
+    }
+    for (const Expr* e : g.body) {
+      chars += e->toString().size();
     }
   }
+  return chars > 0 ? msSince(t0) : 0;
+}
+
+// Segments each many-output shape once with horizontal fusion on and once
+// off, at 1k, 10k and 100k exprs.
+std::vector<Row> manyOutputRows(int64_t maxExprs, const std::string& only) {
   const std::vector<
       std::pair<std::string, std::function<void(Fusion&, int64_t)>>>
-      shapes = {{"long_chain", longChain},
-                {"wide_fan", wideFan},
-                {"stacked_rope", stackedRope},
-                {"transformer_layers", transformerLayers}};
-  Options options = std::getenv("NVFUSER_BENCH_DISABLE")
-                        ? Options().withOverrides(
-                              {}, {std::getenv("NVFUSER_BENCH_DISABLE")})
-                        : Options();
+      shapes = {{"many_outputs", manyOutputs},
+                {"many_outputs_reductions", manyOutputsReductions}};
   std::vector<Row> rows;
   for (const auto& [name, build] : shapes) {
+    if (!only.empty() && only != name) {
+      continue;
+    }
+    for (int64_t n = 1000; n <= maxExprs; n *= 10) {
+      Fusion f;
+      build(f, n);
+      for (bool horizontal : {true, false}) {
+        Options options =
+            horizontal ? Options()
+                       : Options().withOverrides({}, {"horizontal_fusion"});
+        auto t0 = std::chrono::steady_clock::now();
+        std::clock_t c0 = std::clock();
+        auto sf = segmentFusion(f, options);
+        Row r{name, static_cast<int64_t>(f.exprs().size()),
+              static_cast<int64_t>(sf->groups().size()), msSince(t0)};
+        r.cpuMs = 1000.0 * double(std::clock() - c0) / CLOCKS_PER_SEC;
+        r.outputs = static_cast<int64_t>(f.outputs().size());
+        r.horizontal = horizontal;
+        r.describeMs = describeMs(*sf);
+        r.stats = sf->stats();
+        rows.push_back(r);
+        std::cerr << "  " << name << " " << r.exprs << " exprs, horizontal "
+                  << (horizontal ? "on" : "off") << ": " << r.ms << " ms\n";
+      }
+    }
+  }
+  return rows;
+}
+
+void printManyOutputRows(const std::vector<Row>& rows) {
+  std::cout << "\n| shape | exprs | outputs | horizontal | groups | "
+               "segment ms | cpu ms | describe ms | merged view exprs | "
+               "horizontal pair checks |\n"
+               "|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const Row& r : rows) {
+    std::cout << "| " << r.shape << " | " << r.exprs << " | " << r.outputs
+              << " | " << (r.horizontal ? "on" : "off") << " | " << r.groups
+              << " | " << r.ms << " | " << r.cpuMs << " | " << r.describeMs
+              << " | " << r.stats.mergedViewExprs << " | "
+              << r.stats.horizontalPairChecks << " |\n";
+  }
+}
+
+void writeRow(std::ostream& json, const Row& r) {
+  json << "    {\"shape\": \"" << r.shape << "\", \"exprs\": " << r.exprs
+       << ", \"groups\": " << r.groups << ", \"ms\": " << r.ms;
+  if (r.outputs > 0) {
+    json << ", \"outputs\": " << r.outputs
+         << ", \"horizontal\": " << (r.horizontal ? "true" : "false")
+         << ", \"cpu_ms\": " << r.cpuMs << ", \"describe_ms\": " << r.describeMs
+         << ", \"merged_view_exprs\": " << r.stats.mergedViewExprs
+         << ", \"horizontal_pair_checks\": " << r.stats.horizontalPairChecks;
+  }
+  json << "}";
+}
+
+using Shapes =
+    std::vector<std::pair<std::string, std::function<void(Fusion&, int64_t)>>>;
+
+// Segmentation time of each shape at 100, 1k, 10k and 100k exprs (best of
+// a few runs below 100k).
+std::vector<Row> scalingRows(const Shapes& shapes, int64_t maxExprs,
+                             const std::string& only) {
+  Options options =
+      std::getenv("NVFUSER_BENCH_DISABLE")
+          ? Options().withOverrides({}, {std::getenv("NVFUSER_BENCH_DISABLE")})
+          : Options();
+  std::vector<Row> rows;
+  for (const auto& [name, build] : shapes) {
+    if (!only.empty() && only != name) {
+      continue;
+    }
     for (int64_t n = 100; n <= maxExprs; n *= 10) {
       Fusion f;
       build(f, n);
@@ -157,9 +288,7 @@ int main(int argc, char** argv) {
       for (int r = 0; r < reps; ++r) {
         auto t0 = std::chrono::steady_clock::now();
         auto sf = segmentFusion(f, options);
-        auto t1 = std::chrono::steady_clock::now();
-        best = std::min(
-            best, std::chrono::duration<double, std::milli>(t1 - t0).count());
+        best = std::min(best, msSince(t0));
         groups = static_cast<int64_t>(sf->groups().size());
       }
       rows.push_back(
@@ -168,23 +297,13 @@ int main(int argc, char** argv) {
                 << " ms\n";
     }
   }
-  std::cout << "\n| shape | exprs | groups | segment ms |\n|---|---|---|---|\n";
-  for (const Row& r : rows) {
-    std::cout << "| " << r.shape << " | " << r.exprs << " | " << r.groups
-              << " | " << r.ms << " |\n";
-  }
-  std::ofstream json(jsonPath);
-  json << "{\n  \"rows\": [\n";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    json << "    {\"shape\": \"" << rows[i].shape
-         << "\", \"exprs\": " << rows[i].exprs
-         << ", \"groups\": " << rows[i].groups << ", \"ms\": " << rows[i].ms
-         << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
-  }
-  json << "  ],\n  \"growth_exponent\": {";
-  std::cout << "\ngrowth exponent (least-squares slope of log time vs log "
-               "exprs):\n";
-  bool first = true;
+  return rows;
+}
+
+// Least-squares slope of log time against log exprs, per shape.
+std::vector<std::pair<std::string, double>> growthExponents(
+    const Shapes& shapes, const std::vector<Row>& rows) {
+  std::vector<std::pair<std::string, double>> out;
   for (const auto& shape : shapes) {
     double sx = 0, sy = 0, sxx = 0, sxy = 0;
     int cnt = 0;
@@ -196,12 +315,71 @@ int main(int argc, char** argv) {
       double y = std::log(r.ms);
       sx += x, sy += y, sxx += x * x, sxy += x * y, ++cnt;
     }
-    double slope = cnt > 1 ? (cnt * sxy - sx * sy) / (cnt * sxx - sx * sx) : 0;
-    std::cout << "  " << shape.first << ": " << slope << "\n";
-    json << (first ? "" : ", ") << "\"" << shape.first << "\": " << slope;
-    first = false;
+    if (cnt > 1) {
+      out.emplace_back(shape.first,
+                       (cnt * sxy - sx * sy) / (cnt * sxx - sx * sx));
+    }
+  }
+  return out;
+}
+
+void writeJson(const std::string& path, const std::vector<Row>& rows,
+               const std::vector<Row>& manyRows,
+               const std::vector<std::pair<std::string, double>>& growth) {
+  std::ofstream json(path);
+  json << "{\n  \"rows\": [\n";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    writeRow(json, rows[i]);
+    json << (i + 1 < rows.size() ? "," : "") << "\n";
+  }
+  json << "  ],\n  \"many_outputs\": [\n";
+  for (size_t i = 0; i < manyRows.size(); ++i) {
+    writeRow(json, manyRows[i]);
+    json << (i + 1 < manyRows.size() ? "," : "") << "\n";
+  }
+  json << "  ],\n  \"growth_exponent\": {";
+  for (size_t i = 0; i < growth.size(); ++i) {
+    json << (i ? ", " : "") << "\"" << growth[i].first
+         << "\": " << growth[i].second;
   }
   json << "}\n}\n";
+}
+
+}  // namespace
+
+// --shape NAME runs one shape only (of either table).
+int main(int argc, char** argv) {
+  int64_t maxExprs = 100000;
+  std::string jsonPath = "segmenter_benchmark.json";
+  std::string only;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--max-exprs")) {
+      maxExprs = std::atoll(argv[i + 1]);
+    } else if (!std::strcmp(argv[i], "--json")) {
+      jsonPath = argv[i + 1];
+    } else if (!std::strcmp(argv[i], "--shape")) {
+      only = argv[i + 1];
+    }
+  }
+  const Shapes shapes = {{"long_chain", longChain},
+                         {"wide_fan", wideFan},
+                         {"stacked_rope", stackedRope},
+                         {"transformer_layers", transformerLayers}};
+  std::vector<Row> rows = scalingRows(shapes, maxExprs, only);
+  std::vector<Row> manyRows = manyOutputRows(maxExprs, only);
+  std::cout << "\n| shape | exprs | groups | segment ms |\n|---|---|---|---|\n";
+  for (const Row& r : rows) {
+    std::cout << "| " << r.shape << " | " << r.exprs << " | " << r.groups
+              << " | " << r.ms << " |\n";
+  }
+  auto growth = growthExponents(shapes, rows);
+  std::cout << "\ngrowth exponent (least-squares slope of log time vs log "
+               "exprs):\n";
+  for (const auto& [name, slope] : growth) {
+    std::cout << "  " << name << ": " << slope << "\n";
+  }
+  printManyOutputRows(manyRows);
+  writeJson(jsonPath, rows, manyRows, growth);
   std::cout << "wrote " << jsonPath << "\n";
   return 0;
 }

@@ -69,6 +69,7 @@ void Fusion::addInput(Val* v) {
   NVF_ASSERT(v->fusion() == this);
   NVF_ASSERT(v->definition() == nullptr, "an input cannot have a definition");
   inputs_.push_back(v);
+  v->isFusionInput_ = true;
 }
 
 void Fusion::addOutput(Val* v) {
@@ -77,14 +78,7 @@ void Fusion::addOutput(Val* v) {
   NVF_CHECK(v->isTensor(), "add_output: ", v->ref(),
             " is a scalar; only tensors can be fusion outputs");
   outputs_.push_back(v);
-}
-
-bool Fusion::isInput(const Val* v) const {
-  return std::find(inputs_.begin(), inputs_.end(), v) != inputs_.end();
-}
-
-bool Fusion::isOutput(const Val* v) const {
-  return std::find(outputs_.begin(), outputs_.end(), v) != outputs_.end();
+  v->isFusionOutput_ = true;
 }
 
 std::vector<Expr*> Fusion::liveExprs() const {

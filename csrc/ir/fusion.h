@@ -35,8 +35,15 @@ class Fusion {
   void addOutput(Val* v);
   const std::vector<Val*>& inputs() const { return inputs_; }
   const std::vector<Val*>& outputs() const { return outputs_; }
-  bool isInput(const Val* v) const;
-  bool isOutput(const Val* v) const;
+  // Constant time (a flag the val carries): printing every tensor asks
+  // this, so does the segmenter for every output it considers, and fusions
+  // have thousands of outputs.
+  bool isInput(const Val* v) const {
+    return v->fusion() == this && v->isFusionInput_;
+  }
+  bool isOutput(const Val* v) const {
+    return v->fusion() == this && v->isFusionOutput_;
+  }
 
   // Every expr, in creation (topological) order.
   const std::vector<Expr*>& exprs() const { return exprs_; }

@@ -52,6 +52,10 @@ class Val {
   int64_t name_;
   Expr* definition_ = nullptr;
   std::vector<Expr*> uses_;
+  // Fusion::isInput/isOutput: set by addInput/addOutput of the owning
+  // fusion, so membership costs a load, not a search of thousands.
+  bool isFusionInput_ = false;
+  bool isFusionOutput_ = false;
 };
 
 class TensorView : public Val {

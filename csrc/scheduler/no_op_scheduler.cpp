@@ -8,27 +8,32 @@ namespace nvfuser {
 namespace {
 // Whether tv's elements are laid out row-major contiguously, so that a
 // reshape of it can be a view. Permutes and slices inside the segment break
-// that; segment inputs produced by kernels are dense.
+// that; segment inputs produced by kernels are dense. A loop back through
+// the layout-preserving ops, not a recursion: their chains can be as long
+// as the fusion.
 bool isDenseRowMajor(const TensorView* tv, const SegmentView& view) {
-  const Expr* def = tv->definition();
-  if (def == nullptr || !view.contains(def)) {
-    if (!view.isFusionInput(tv)) {
-      return true;
-    }
-    for (const auto& c : tv->contiguity()) {
-      if (c.has_value() && !*c) {
-        return false;
+  while (true) {
+    const Expr* def = tv->definition();
+    if (def == nullptr || !view.contains(def)) {
+      if (!view.isFusionInput(tv)) {
+        return true;
       }
+      for (const auto& c : tv->contiguity()) {
+        if (c.has_value() && !*c) {
+          return false;
+        }
+      }
+      return tv->strideOrder().empty();
     }
-    return tv->strideOrder().empty();
-  }
-  switch (def->type()) {
-    case ExprType::Reshape:
-    case ExprType::Broadcast:
-    case ExprType::Squeeze:
-      return isDenseRowMajor(def->input(0)->asTensor(), view);
-    default:
-      return false;
+    switch (def->type()) {
+      case ExprType::Reshape:
+      case ExprType::Broadcast:
+      case ExprType::Squeeze:
+        tv = def->input(0)->asTensor();
+        break;
+      default:
+        return false;
+    }
   }
 }
 

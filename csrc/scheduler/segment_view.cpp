@@ -1,12 +1,30 @@
 #include "scheduler/segment_view.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <unordered_map>
 
 #include "analysis/tensor_shape.h"
+#include "exceptions.h"
 
 namespace nvfuser {
 
+namespace {
+bool byPosition(const Expr* a, const Expr* b) {
+  return a->position() < b->position();
+}
+
+bool inSorted(const std::vector<const Expr*>& exprs, const Expr* e) {
+  auto it = std::lower_bound(exprs.begin(), exprs.end(), e, byPosition);
+  return it != exprs.end() && *it == e;
+}
+}  // namespace
+
+// The segmenter builds a view for every merge question it cannot answer
+// from summaries, so this stays free of per-expr allocation: membership is
+// a binary search by position, and a value is produced here exactly when
+// its definition is a member.
 SegmentView::SegmentView(const Fusion& fusion, std::vector<const Expr*> body,
                          std::vector<const Expr*> prologue,
                          const std::unordered_set<const Expr*>* forwarded,
@@ -15,27 +33,12 @@ SegmentView::SegmentView(const Fusion& fusion, std::vector<const Expr*> body,
       body_(std::move(body)),
       prologue_(std::move(prologue)),
       horizontal_(horizontal) {
+  NVF_ASSERT(std::is_sorted(body_.begin(), body_.end(), byPosition) &&
+                 std::is_sorted(prologue_.begin(), prologue_.end(), byPosition),
+             "a segment view's exprs must be sorted by position");
   all_ = prologue_;
   all_.insert(all_.end(), body_.begin(), body_.end());
-  members_.insert(all_.begin(), all_.end());
-  std::unordered_set<const Val*> producedSet;
-  for (const Expr* e : all_) {
-    for (const Val* o : e->outputs()) {
-      producedSet.insert(o);
-      if (o->isTensor()) {
-        produced_.push_back(o->asTensor());
-      }
-    }
-  }
-  std::unordered_set<const Val*> seenInputs;
-  for (const Expr* e : all_) {
-    for (const Val* in : e->inputs()) {
-      if (in->isTensor() && !producedSet.count(in) &&
-          seenInputs.insert(in).second) {
-        inputs_.push_back(in->asTensor());
-      }
-    }
-  }
+  collectInputs();
   for (const Expr* e : body_) {
     for (const Val* o : e->outputs()) {
       if (!o->isTensor()) {
@@ -47,7 +50,7 @@ SegmentView::SegmentView(const Fusion& fusion, std::vector<const Expr*> body,
           break;
         }
         bool isForwarded = forwarded != nullptr && forwarded->count(use) > 0;
-        external = !members_.count(use) && !isForwarded;
+        external = !contains(use) && !isForwarded;
       }
       if (external) {
         outputs_.push_back(o->asTensor());
@@ -56,23 +59,53 @@ SegmentView::SegmentView(const Fusion& fusion, std::vector<const Expr*> body,
   }
 }
 
+void SegmentView::collectInputs() {
+  // Every read of a tensor produced elsewhere, then the first read of each
+  // tensor, in reading order.
+  std::vector<std::pair<const Val*, size_t>> reads;
+  for (const Expr* e : all_) {
+    for (const Val* in : e->inputs()) {
+      const Expr* def = in->definition();
+      if (in->isTensor() && (def == nullptr || !contains(def))) {
+        reads.emplace_back(in, reads.size());
+      }
+    }
+  }
+  std::sort(reads.begin(), reads.end(), [](const auto& a, const auto& b) {
+    return std::less<const Val*>()(a.first, b.first) ||
+           (a.first == b.first && a.second < b.second);
+  });
+  auto sameValue = [](const auto& a, const auto& b) {
+    return a.first == b.first;
+  };
+  reads.erase(std::unique(reads.begin(), reads.end(), sameValue), reads.end());
+  std::sort(reads.begin(), reads.end(),
+            [](const auto& a, const auto& b) { return a.second < b.second; });
+  for (const auto& r : reads) {
+    inputs_.push_back(r.first->asTensor());
+  }
+}
+
+bool SegmentView::contains(const Expr* e) const {
+  return inSorted(body_, e) || inSorted(prologue_, e);
+}
+
 bool SegmentView::isFusionInput(const TensorView* tv) const {
   return fusion_->isInput(tv);
 }
 
 std::vector<std::vector<const TensorView*>> outputFamilies(
     const std::vector<const TensorView*>& outputs) {
-  std::vector<std::vector<int64_t>> loops;
+  // Indexed by loop domain: a view may have thousands of outputs in as many
+  // loop domains.
+  std::map<std::vector<int64_t>, size_t> familyOf;
   std::vector<std::vector<const TensorView*>> families;
   for (const TensorView* o : outputs) {
-    std::vector<int64_t> loop = shapeWithoutOnes(o);
-    auto it = std::find(loops.begin(), loops.end(), loop);
-    if (it == loops.end()) {
-      loops.push_back(loop);
+    auto [it, fresh] = familyOf.emplace(shapeWithoutOnes(o), families.size());
+    if (fresh) {
       families.emplace_back();
-      it = loops.end() - 1;
     }
-    families[size_t(it - loops.begin())].push_back(o);
+    families[it->second].push_back(o);
   }
   return families;
 }

@@ -34,20 +34,19 @@ class SegmentView {
   // Tensors produced by the body that are fusion outputs or read by a
   // non-forwarded expr outside this view.
   const std::vector<const TensorView*>& outputs() const { return outputs_; }
-  // Every tensor produced here (prologue and body).
-  const std::vector<const TensorView*>& produced() const { return produced_; }
-  bool contains(const Expr* e) const { return members_.count(e) > 0; }
+  // O(log size): a binary search by position.
+  bool contains(const Expr* e) const;
   bool horizontal() const { return horizontal_; }
 
  private:
+  void collectInputs();
+
   const Fusion* fusion_;
   std::vector<const Expr*> body_;
   std::vector<const Expr*> prologue_;
   std::vector<const Expr*> all_;
-  std::unordered_set<const Expr*> members_;
   std::vector<const TensorView*> inputs_;
   std::vector<const TensorView*> outputs_;
-  std::vector<const TensorView*> produced_;
   bool horizontal_ = false;
 };
 

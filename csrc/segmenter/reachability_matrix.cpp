@@ -46,14 +46,29 @@ bool ReachabilityMatrix::reaches(int64_t from, int64_t to) const {
 void ReachabilityMatrix::merge(int64_t keepId, int64_t goneId) {
   const int64_t keep = index_.at(size_t(keepId));
   const int64_t gone = index_.at(size_t(goneId));
+  std::vector<int64_t> ancestors;
+  for (size_t id = 0; id < index_.size(); ++id) {
+    const int64_t x = index_[id];
+    if (x >= 0 && x != keep && x != gone && (test(x, keep) || test(x, gone))) {
+      ancestors.push_back(static_cast<int64_t>(id));
+    }
+  }
+  merge(keepId, goneId, ancestors);
+}
+
+void ReachabilityMatrix::merge(int64_t keepId, int64_t goneId,
+                               const std::vector<int64_t>& ancestors) {
+  const int64_t keep = index_.at(size_t(keepId));
+  const int64_t gone = index_.at(size_t(goneId));
   // The merged group's descendants: both rows.
   for (int64_t w = 0; w < words_; ++w) {
     bits_[size_t(keep * words_ + w)] |= bits_[size_t(gone * words_ + w)];
   }
   // Every ancestor of either part now reaches the merged group and all of
   // its descendants.
-  for (int64_t x = 0; x < n_; ++x) {
-    if (x == keep || x == gone || !(test(x, keep) || test(x, gone))) {
+  for (int64_t id : ancestors) {
+    const int64_t x = index_.at(size_t(id));
+    if (x == keep || x == gone) {
       continue;
     }
     set(x, keep);

@@ -1,6 +1,7 @@
 #include "segmenter/segment_candidate_finder.h"
 
 #include <algorithm>
+#include <functional>
 #include <queue>
 
 #include "analysis/tensor_shape.h"
@@ -8,7 +9,6 @@
 #include "ir/exprs.h"
 #include "scheduler/pointwise_scheduler.h"
 #include "scheduler/scheduler.h"
-#include "segmenter/reachability_matrix.h"
 
 namespace nvfuser {
 
@@ -47,6 +47,7 @@ SegmentCandidateFinder::SegmentCandidateFinder(const Fusion& fusion,
       log_(options.dump("segmenter_logging")),
       policy_(forwardingPolicyFrom(options)),
       forwarder_(fusion, policy_, &log_),
+      groupOf_(fusion.exprs().size(), -1),
       horizontal_(!options.disabled("horizontal_fusion")) {}
 
 std::unique_ptr<SegmentedFusion> SegmentCandidateFinder::segment(
@@ -102,7 +103,10 @@ void SegmentCandidateFinder::buildInitialGroups() {
     g->body = {e};
     g->minPos = e->position();
     g->branchDepth = maxBranchDepth(g->body);
-    groupOf_[e] = g->id;
+    if (isSegmentBoundary(e)) {
+      g->boundaries.push_back(e);
+    }
+    groupOf_[size_t(e->position())] = g->id;
     groups_.push_back(std::move(g));
   }
 }
@@ -131,7 +135,10 @@ void SegmentCandidateFinder::backOffUnschedulablePrologues() {
     g->minPos = chain.exprs.front()->position();
     g->branchDepth = maxBranchDepth(g->body);
     for (const Expr* e : chain.exprs) {
-      groupOf_[e] = g->id;
+      groupOf_[size_t(e->position())] = g->id;
+      if (isSegmentBoundary(e)) {
+        g->boundaries.push_back(e);
+      }
     }
     log_.add("forwarding: materialized copy of " + chain.forwarded->ref() +
              " is group g" + std::to_string(g->id));
@@ -140,6 +147,7 @@ void SegmentCandidateFinder::backOffUnschedulablePrologues() {
 }
 
 void SegmentCandidateFinder::buildEdges() {
+  stats_.initialGroups = static_cast<int64_t>(groups_.size());
   for (auto& gp : groups_) {
     Group& g = *gp;
     const SegmentView& view = viewOf(g);
@@ -148,16 +156,17 @@ void SegmentCandidateFinder::buildEdges() {
                ": ", registry_.rejectionReasons(view));
     g.scheduler = *type;
     g.outputs = view.outputs();
+    g.families = familiesOf(g.outputs);
     for (const TensorView* in : view.inputs()) {
       if (in->definition() == nullptr) {
         continue;
       }
-      auto it = groupOf_.find(in->definition());
-      if (it == groupOf_.end() || it->second == g.id) {
+      const int64_t producer = groupIdOf(in->definition());
+      if (producer < 0 || producer == g.id) {
         continue;
       }
-      g.producers.insert(it->second);
-      group(it->second).consumers.insert(g.id);
+      g.producers.insert(producer);
+      group(producer).consumers.insert(g.id);
     }
   }
 }
@@ -206,8 +215,7 @@ int64_t SegmentCandidateFinder::edgeBytes(int64_t producer, int64_t consumer) {
   int64_t bytes = 0;
   for (const TensorView* o : group(producer).outputs) {
     for (const Expr* use : o->uses()) {
-      auto it = groupOf_.find(use);
-      if (it != groupOf_.end() && it->second == consumer) {
+      if (groupIdOf(use) == consumer) {
         bytes += denseBytes(o);
         break;
       }
@@ -227,8 +235,8 @@ std::vector<const TensorView*> SegmentCandidateFinder::mergedOutputs(
       if (forwarder_.isForwarded(use)) {
         continue;
       }
-      auto it = groupOf_.find(use);
-      if (it == groupOf_.end() || (it->second != p.id && it->second != c.id)) {
+      const int64_t reader = groupIdOf(use);
+      if (reader < 0 || (reader != p.id && reader != c.id)) {
         return true;
       }
     }
@@ -244,11 +252,47 @@ std::vector<const TensorView*> SegmentCandidateFinder::mergedOutputs(
   return out;
 }
 
+std::vector<SegmentCandidateFinder::LoopFamily>
+SegmentCandidateFinder::familiesOf(
+    const std::vector<const TensorView*>& outputs) {
+  std::vector<LoopFamily> out;
+  for (const auto& family : outputFamilies(outputs)) {
+    out.push_back({shapeWithoutOnes(family.front()), family.front()});
+  }
+  return out;
+}
+
+SegmentCandidateFinder::Union SegmentCandidateFinder::unionOf(
+    const Group& p, const Group& c, bool independent) const {
+  Union u;
+  if (!independent) {
+    u.outputs = mergedOutputs(p, c);
+    u.families = familiesOf(u.outputs);
+    return u;
+  }
+  // What outputFamilies gives for p's outputs followed by c's: p's families,
+  // then c's new loop domains, in the order c first has them.
+  u.outputs = p.outputs;
+  u.outputs.insert(u.outputs.end(), c.outputs.begin(), c.outputs.end());
+  u.families = p.families;
+  for (const LoopFamily& f : c.families) {
+    auto same = [&](const LoopFamily& x) { return x.loop == f.loop; };
+    if (std::none_of(u.families.begin(), u.families.end(), same)) {
+      u.families.push_back(f);
+    }
+  }
+  return u;
+}
+
 std::optional<SchedulerType> SegmentCandidateFinder::mergedScheduler(
-    Group& p, Group& c, const char* pass) {
-  auto reject = [&](const std::string& reason) {
-    log_.add(std::string(pass) + ": g" + std::to_string(p.id) + " + g" +
-             std::to_string(c.id) + " rejected: " + reason);
+    Group& p, Group& c, const Union& u, const char* pass) {
+  // Reasons are only spelled out when someone reads the log.
+  auto reject = [&](const std::function<std::string()>& reason)
+      -> std::optional<SchedulerType> {
+    if (log_.enabled()) {
+      log_.add(std::string(pass) + ": g" + std::to_string(p.id) + " + g" +
+               std::to_string(c.id) + " rejected: " + reason());
+    }
     return std::nullopt;
   };
   if (p.scheduler == SchedulerType::PointWise &&
@@ -258,21 +302,23 @@ std::optional<SchedulerType> SegmentCandidateFinder::mergedScheduler(
     // share one loop domain (no reduction or matmul appears, and a union of
     // non-view groups is no view), or, in a horizontal merge of groups
     // without a path between them, span a few independent loop domains.
-    std::vector<const TensorView*> outs = mergedOutputs(p, c);
-    if (outs.empty()) {
-      return reject("the merged group would have no outputs");
+    if (u.outputs.empty()) {
+      return reject([] { return "the merged group would have no outputs"; });
     }
-    auto families = outputFamilies(outs);
-    if (families.size() == 1) {
+    if (u.families.size() == 1) {
       return SchedulerType::PointWise;
     }
-    const std::string both = families[0].front()->ref() + " and " +
-                             families[1].front()->ref() + " differ";
+    auto both = [&] {
+      return u.families[0].first->ref() + " and " + u.families[1].first->ref() +
+             " differ";
+    };
     if (!horizontalPass(pass)) {
-      return reject("pointwise outputs need one loop domain: " + both);
+      return reject(
+          [&] { return "pointwise outputs need one loop domain: " + both(); });
     }
-    if (families.size() > PointWiseScheduler::kMaxLoopDomains) {
-      return reject("too many loop domains for one kernel: " + both);
+    if (u.families.size() > PointWiseScheduler::kMaxLoopDomains) {
+      return reject(
+          [&] { return "too many loop domains for one kernel: " + both(); });
     }
     return SchedulerType::PointWise;
   }
@@ -284,11 +330,24 @@ std::optional<SchedulerType> SegmentCandidateFinder::mergedScheduler(
              std::back_inserter(body), byPosition);
   SegmentView view = makeView(
       std::move(body), horizontalPass(pass) || p.horizontal || c.horizontal);
+  stats_.mergedViews += 1;
+  stats_.mergedViewExprs += static_cast<int64_t>(view.exprs().size());
   std::optional<SchedulerType> type = registry_.proposeScheduler(view);
-  if (!type && log_.enabled()) {
-    reject(registry_.rejectionReasons(view));
+  if (!type) {
+    return reject([&] { return registry_.rejectionReasons(view); });
   }
   return type;
+}
+
+bool SegmentCandidateFinder::crossesSegmentBoundary(
+    const Group& producer, const Group& consumer) const {
+  for (const Expr* e : consumer.boundaries) {
+    const Expr* def = e->input(0)->definition();
+    if (def != nullptr && groupIdOf(def) == producer.id) {
+      return true;
+    }
+  }
+  return false;
 }
 
 bool SegmentCandidateFinder::tryMerge(int64_t pid, int64_t cid, bool checkCycle,
@@ -299,41 +358,46 @@ bool SegmentCandidateFinder::tryMerge(int64_t pid, int64_t cid, bool checkCycle,
   if (rejected_.count(key)) {
     return false;
   }
+  stats_.mergeAttempts += 1;
   // The producer of a segment_set never joins its group.
-  for (const Expr* e : c.body) {
-    if (!isSegmentBoundary(e)) {
-      continue;
-    }
-    const Expr* def = e->input(0)->definition();
-    auto it = def ? groupOf_.find(def) : groupOf_.end();
-    if (it != groupOf_.end() && it->second == pid) {
-      rejected_.insert(key);
-      log_.add(std::string(pass) + ": g" + std::to_string(pid) + " + g" +
-               std::to_string(cid) + " rejected: segment_set boundary");
-      return false;
-    }
+  if (crossesSegmentBoundary(p, c)) {
+    rejected_.insert(key);
+    log_.add(std::string(pass) + ": g" + std::to_string(pid) + " + g" +
+             std::to_string(cid) + " rejected: segment_set boundary");
+    return false;
   }
   if (checkCycle && hasOtherPath(pid, cid)) {
     return false;
   }
-  std::optional<SchedulerType> type = mergedScheduler(p, c, pass);
+  // The horizontal pass merges only groups without a path between them.
+  const bool horizontal = horizontalPass(pass);
+  Union u = unionOf(p, c, horizontal);
+  std::optional<SchedulerType> type = mergedScheduler(p, c, u, pass);
   if (!type) {
     rejected_.insert(key);
     return false;
   }
-  std::vector<const TensorView*> outputs = mergedOutputs(p, c);
+  absorb(p, c, *type, std::move(u), horizontal);
+  return true;
+}
+
+void SegmentCandidateFinder::absorb(Group& p, Group& c, SchedulerType type,
+                                    Union u, bool horizontal) {
   // Union by size: the larger group keeps its id and absorbs the other.
   Group& keep = p.body.size() >= c.body.size() ? p : c;
   Group& gone = &keep == &p ? c : p;
   for (const Expr* e : gone.body) {
-    groupOf_[e] = keep.id;
+    groupOf_[size_t(e->position())] = keep.id;
   }
   keep.body.insert(keep.body.end(), gone.body.begin(), gone.body.end());
+  keep.boundaries.insert(keep.boundaries.end(), gone.boundaries.begin(),
+                         gone.boundaries.end());
   keep.sorted = false;
   keep.minPos = std::min(keep.minPos, gone.minPos);
-  keep.scheduler = *type;
-  keep.horizontal = keep.horizontal || gone.horizontal || horizontalPass(pass);
-  keep.outputs = std::move(outputs);
+  keep.scheduler = type;
+  keep.horizontal = keep.horizontal || gone.horizontal || horizontal;
+  keep.outputs = std::move(u.outputs);
+  keep.families = std::move(u.families);
   keep.version += 1;
   gone.alive = false;
   // Nesting adds up at most along a path through both; counted exactly
@@ -361,10 +425,11 @@ bool SegmentCandidateFinder::tryMerge(int64_t pid, int64_t cid, bool checkCycle,
   gone.producers.clear();
   gone.consumers.clear();
   gone.body.clear();
+  gone.boundaries.clear();
   gone.outputs.clear();
+  gone.families.clear();
   gone.view.reset();
   levelsValid_ = false;
-  return true;
 }
 
 void SegmentCandidateFinder::mergeCatWithPads() {
@@ -377,11 +442,11 @@ void SegmentCandidateFinder::mergeCatWithPads() {
     for (const Val* in : catExpr->inputs()) {
       const Expr* def = in->definition();
       if (def == nullptr || def->type() != ExprType::Pad ||
-          !groupOf_.count(def)) {
+          groupIdOf(def) < 0) {
         continue;
       }
-      int64_t pid = groupOf_.at(def);
-      int64_t cid = groupOf_.at(catExpr);
+      int64_t pid = groupIdOf(def);
+      int64_t cid = groupIdOf(catExpr);
       if (pid != cid) {
         tryMerge(pid, cid, true, "cat-pad merge");
       }
@@ -488,6 +553,7 @@ bool SegmentCandidateFinder::mergeLevelRound() {
 }
 
 bool SegmentCandidateFinder::mergeAnyPair() {
+  stats_.finalPasses += 1;
   std::vector<std::pair<int64_t, int64_t>> edges;
   for (auto& g : groups_) {
     if (g->alive) {
@@ -511,6 +577,12 @@ bool SegmentCandidateFinder::mergeAnyPair() {
 }
 
 bool SegmentCandidateFinder::reaches(int64_t from, int64_t to) {
+  if (from == to) {
+    return true;
+  }
+  if (group(from).consumers.empty()) {
+    return false;  // no levels needed (they may be stale after a merge)
+  }
   if (!levelsValid_) {
     computeLevels();
   }
@@ -528,108 +600,12 @@ bool SegmentCandidateFinder::reaches(int64_t from, int64_t to) {
     if (!seen.insert(id).second || group(id).level >= limit) {
       continue;
     }
+    stats_.searchVisits += 1;
     for (int64_t c : group(id).consumers) {
       stack.push_back(c);
     }
   }
   return false;
-}
-
-bool SegmentCandidateFinder::mergeHorizontally() {
-  if (!horizontal_) {
-    return false;
-  }
-  // Candidate sets: the readers of each fusion input, the replicas of each
-  // forwarded chain (they read its seed), and the terminal groups (nothing
-  // reads their outputs, so merging them only saves launches).
-  std::vector<std::vector<int64_t>> sets;
-  auto readersOf = [&](const Val* v) {
-    std::vector<int64_t> readers;
-    for (const Expr* use : v->uses()) {
-      auto it = groupOf_.find(use);
-      if (it != groupOf_.end() && !forwarder_.isBackedOff(use) &&
-          std::find(readers.begin(), readers.end(), it->second) ==
-              readers.end()) {
-        readers.push_back(it->second);
-      }
-    }
-    return readers;
-  };
-  for (const ForwardedChain& chain : forwarder_.chains()) {
-    sets.push_back(readersOf(chain.forwarded));
-  }
-  for (const Val* in : fusion_.inputs()) {
-    if (in->isTensor()) {
-      sets.push_back(readersOf(in));
-    }
-  }
-  std::vector<int64_t> terminal;
-  for (auto& g : groups_) {
-    if (g->alive && g->consumers.empty()) {
-      terminal.push_back(g->id);
-    }
-  }
-  sets.push_back(terminal);
-  // One reachability matrix for the whole pass, updated on each merge.
-  if (!levelsValid_) {
-    computeLevels();
-  }
-  std::vector<int64_t> order;
-  for (auto& g : groups_) {
-    if (g->alive) {
-      order.push_back(g->id);
-    }
-  }
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return group(a).level < group(b).level;
-  });
-  std::vector<std::vector<int64_t>> consumers(groups_.size());
-  for (int64_t id : order) {
-    consumers[size_t(id)].assign(group(id).consumers.begin(),
-                                 group(id).consumers.end());
-  }
-  std::optional<ReachabilityMatrix> matrix;
-  if (static_cast<int64_t>(order.size()) <= ReachabilityMatrix::kMaxGroups) {
-    matrix.emplace(order, [&](int64_t id) -> const std::vector<int64_t>& {
-      return consumers[size_t(id)];
-    });
-  }
-  auto linked = [&](int64_t a, int64_t b) {
-    return matrix ? matrix->reaches(a, b) || matrix->reaches(b, a)
-                  : reaches(a, b) || reaches(b, a);
-  };
-  bool merged = false;
-  for (const std::vector<int64_t>& set : sets) {
-    // Greedy: each group joins the first accumulated group that takes it;
-    // a group no accumulator takes starts a new one.
-    std::vector<int64_t> accumulators;
-    for (int64_t id : set) {
-      if (!group(id).alive) {
-        continue;  // absorbed by an earlier merge of this pass
-      }
-      bool joined = false;
-      for (int64_t& acc : accumulators) {
-        if (!group(acc).alive || acc == id || linked(acc, id)) {
-          continue;
-        }
-        if (tryMerge(acc, id, false, "horizontal merge")) {
-          log_.add("horizontal merge: g" + std::to_string(acc) + " + g" +
-                   std::to_string(id));
-          const int64_t keep = group(acc).alive ? acc : id;
-          if (matrix) {
-            matrix->merge(keep, keep == acc ? id : acc);
-          }
-          acc = keep;
-          merged = joined = true;
-          break;
-        }
-      }
-      if (!joined) {
-        accumulators.push_back(id);
-      }
-    }
-  }
-  return merged;
 }
 
 std::unique_ptr<SegmentedFusion> SegmentCandidateFinder::finalize() {
@@ -675,8 +651,10 @@ std::unique_ptr<SegmentedFusion> SegmentCandidateFinder::finalize() {
   NVF_ASSERT(out.size() == alive, "the group graph has a cycle");
   log_.add("segmentation: " + std::to_string(out.size()) + " group(s), " +
            "input forwarding " + toString(policy_));
+  log_.add("segmenter work: " + stats_.toString());
   return std::make_unique<SegmentedFusion>(fusion_, policy_, std::move(out),
-                                           forwarder_.chains(), log_.lines());
+                                           forwarder_.chains(), log_.lines(),
+                                           stats_);
 }
 
 }  // namespace nvfuser

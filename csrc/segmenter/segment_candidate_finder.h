@@ -12,7 +12,6 @@
 #include <optional>
 #include <set>
 #include <tuple>
-#include <unordered_map>
 #include <vector>
 
 #include "options.h"
@@ -29,7 +28,28 @@ class SegmentCandidateFinder {
   static std::unique_ptr<SegmentedFusion> segment(const Fusion& fusion,
                                                   const Options& options);
 
+  // Bounds of the horizontal merge (docs/segmenter.md, "Horizontal merge
+  // bounds"). A horizontal group gets at most this many outputs: its kernel
+  // takes a pointer per output, and 128 of them fill a quarter of CUDA's
+  // 4 KB parameter space; it also caps each accumulated group, so a merge
+  // question about it costs a bounded amount.
+  static constexpr size_t kMaxHorizontalOutputs = 64;
+  // Each candidate is tried against at most this many accumulated groups of
+  // its set, the most recently started ones still open.
+  static constexpr size_t kHorizontalWindow = 16;
+  // An accumulated group closes after turning down this many candidates.
+  static constexpr int64_t kMaxTurnDowns = 16;
+  // Above ReachabilityMatrix::kMaxGroups alive groups, a pair counts as
+  // linked when a search visits this many groups without deciding.
+  static constexpr int64_t kSearchBudget = 4096;
+
  private:
+  // A loop domain of a group's outputs (shape without size-1 dims) and the
+  // first output in it.
+  struct LoopFamily {
+    std::vector<int64_t> loop;
+    const TensorView* first = nullptr;
+  };
   // A group and its summary: most merge questions are answered from the
   // summaries of two groups, without walking either.
   struct Group {
@@ -46,11 +66,19 @@ class SegmentCandidateFinder {
     std::vector<const Expr*> body;
     SchedulerType scheduler = SchedulerType::PointWise;
     std::vector<const TensorView*> outputs;
+    std::vector<LoopFamily> families;     // of outputs, first seen first
+    std::vector<const Expr*> boundaries;  // the segment_sets of body
     std::set<int64_t> producers;
     std::set<int64_t> consumers;
     std::unique_ptr<SegmentView> view;
     int64_t viewVersion = -1;
   };
+  // The outputs and output families two groups would have together.
+  struct Union {
+    std::vector<const TensorView*> outputs;
+    std::vector<LoopFamily> families;
+  };
+  class HorizontalLinks;
 
   SegmentCandidateFinder(const Fusion& fusion, const Options& options);
   void buildInitialGroups();
@@ -61,18 +89,31 @@ class SegmentCandidateFinder {
   bool mergeSingleConsumerProducers();
   bool mergeLevelRound();
   bool mergeAnyPair();
-  // Horizontal fusion: merges groups without a path between them
-  // that read a common fusion input or replicate the same forwarded chain
-  // (one read of the shared tensor instead of several), and terminal groups
-  // (one launch instead of several); the merged kernel has one loop domain
-  // per output family (NVFUSER_DISABLE=horizontal_fusion: off).
+  // Horizontal fusion (horizontal_merge.cpp): merges groups without a path
+  // between them that read a common fusion input or replicate the same
+  // forwarded chain (one read of the shared tensor instead of several), and
+  // terminal groups (one launch instead of several); the merged kernel has
+  // one loop domain per output family (NVFUSER_DISABLE=horizontal_fusion:
+  // off).
   bool mergeHorizontally();
+  std::vector<std::vector<int64_t>> horizontalCandidateSets() const;
+  bool mergeSetHorizontally(const std::vector<int64_t>& set,
+                            HorizontalLinks& links);
+  // Merges candidate `id` into accumulated group `acc` when allowed: the
+  // surviving group's id, or none.
+  std::optional<int64_t> mergeIntoAccumulator(int64_t acc, int64_t id,
+                                              HorizontalLinks& links);
   // Whether a path leads from one group to another (levels must be valid or
   // are recomputed).
   bool reaches(int64_t from, int64_t to);
+  // The same without levels, giving up (nullopt) after `budget` groups.
+  std::optional<bool> reachesWithin(int64_t from, int64_t to, int64_t budget);
   std::unique_ptr<SegmentedFusion> finalize();
 
   Group& group(int64_t id) { return *groups_[id]; }
+  int64_t groupIdOf(const Expr* e) const {
+    return groupOf_[size_t(e->position())];
+  }
   const SegmentView& viewOf(Group& g);
   SegmentView makeView(std::vector<const Expr*> body,
                        bool horizontal = false) const;
@@ -80,15 +121,25 @@ class SegmentCandidateFinder {
   // Outputs of p and c together, from their summaries.
   std::vector<const TensorView*> mergedOutputs(const Group& p,
                                                const Group& c) const;
+  static std::vector<LoopFamily> familiesOf(
+      const std::vector<const TensorView*>& outputs);
+  // p and c together; `independent`: no path between them, so no output of
+  // either is read by the other and the union is their concatenation.
+  Union unionOf(const Group& p, const Group& c, bool independent) const;
   // The scheduler of p and c together, or none (with the reason logged).
   std::optional<SchedulerType> mergedScheduler(Group& p, Group& c,
+                                               const Union& u,
                                                const char* pass);
   void computeLevels();
   bool hasOtherPath(int64_t from, int64_t to);
   int64_t edgeBytes(int64_t producer, int64_t consumer);
+  bool crossesSegmentBoundary(const Group& producer,
+                              const Group& consumer) const;
   // Merges consumer into producer when the registry accepts the union.
   bool tryMerge(int64_t producer, int64_t consumer, bool checkCycle,
                 const char* pass);
+  // Commits a merge: the larger group absorbs the other.
+  void absorb(Group& p, Group& c, SchedulerType type, Union u, bool horizontal);
   int64_t minPosition(const Group& g) const { return g.minPos; }
 
   const Fusion& fusion_;
@@ -97,10 +148,12 @@ class SegmentCandidateFinder {
   SegmentCandidateForwarder forwarder_;
   SchedulerRegistry registry_;
   std::vector<std::unique_ptr<Group>> groups_;
-  std::unordered_map<const Expr*, int64_t> groupOf_;
+  // Expr position -> its group, -1 for none (forwarded and scalar exprs).
+  std::vector<int64_t> groupOf_;
   std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> rejected_;
   bool levelsValid_ = false;
   bool horizontal_ = true;
+  SegmenterStats stats_;
 };
 
 // Convenience entry point.

@@ -9,6 +9,7 @@
 #include "scheduler/scheduler_type.h"
 #include "segmenter/forwarding_policy.h"
 #include "segmenter/segment_candidate_forwarder.h"
+#include "segmenter/segmenter_stats.h"
 
 namespace nvfuser {
 
@@ -27,12 +28,13 @@ class SegmentedFusion {
   SegmentedFusion(const Fusion& fusion, ForwardingPolicy policy,
                   std::vector<SegmentedGroup> groups,
                   std::vector<ForwardedChain> chains,
-                  std::vector<std::string> log)
+                  std::vector<std::string> log, SegmenterStats stats = {})
       : fusion_(&fusion),
         policy_(policy),
         groups_(std::move(groups)),
         chains_(std::move(chains)),
-        log_(std::move(log)) {}
+        log_(std::move(log)),
+        stats_(stats) {}
 
   const Fusion& completeFusion() const { return *fusion_; }
   ForwardingPolicy policy() const { return policy_; }
@@ -40,6 +42,7 @@ class SegmentedFusion {
   const std::vector<SegmentedGroup>& groups() const { return groups_; }
   const std::vector<ForwardedChain>& chains() const { return chains_; }
   const std::vector<std::string>& log() const { return log_; }
+  const SegmenterStats& stats() const { return stats_; }
 
   // Bytes of intermediates that cross segment boundaries: written once by
   // the producing kernel (unless it is a fusion output) and read by every
@@ -58,6 +61,7 @@ class SegmentedFusion {
   std::vector<SegmentedGroup> groups_;
   std::vector<ForwardedChain> chains_;
   std::vector<std::string> log_;
+  SegmenterStats stats_;
 };
 
 }  // namespace nvfuser

@@ -64,4 +64,22 @@ TEST(DeepChainTest, PrintsConcretizesSegmentsAndGenerates) {
   EXPECT_GT(ks.code.size(), size_t(kChainOps));
 }
 
+// A scalar computed by a chain as long as the fusion, read by one tensor
+// op: extraction replicates the whole chain into the segment.
+TEST(DeepChainTest, ExtractsDeepScalarChains) {
+  Fusion f;
+  TensorView* x = defineTensor(f, {4, 8}, DataType::Float);
+  Val* s = defineScalar(f, DataType::Double, std::nullopt);
+  for (int i = 0; i < kChainOps; ++i) {
+    s = binaryOp(i % 2 ? BinaryOpType::Add : BinaryOpType::Mul, s,
+                 defineScalar(f, DataType::Double, 1.5));
+  }
+  f.addOutput(binaryOp(BinaryOpType::Add, x, s));
+  auto sf = segmentFusion(f, Options());
+  ASSERT_EQ(sf->groups().size(), 1u);
+  ExtractedSegment seg = extractSegment(sf->groups()[0]);
+  EXPECT_EQ(seg.inputs.size(), 2u);  // x and the scalar input
+  EXPECT_EQ(seg.fusion->exprs().size(), size_t(kChainOps) + 1);
+}
+
 }  // namespace nvfuser

@@ -72,4 +72,24 @@ TEST(IrTest, ScalarPrinting) {
   EXPECT_FALSE(f.isInput(s));
 }
 
+// Membership is a flag on the val, so it must answer for this fusion only.
+TEST(IrTest, InputAndOutputMembership) {
+  Fusion f, other;
+  TensorView* a = defineTensor(f, {4}, DataType::Float);
+  Val* b = unaryOp(UnaryOpType::Neg, a);
+  TensorView* x = defineTensor(other, {4}, DataType::Float);
+  EXPECT_TRUE(f.isInput(a));
+  EXPECT_FALSE(f.isOutput(a));
+  EXPECT_FALSE(f.isOutput(b));
+  f.addOutput(b);
+  f.addOutput(a);  // an input may also be an output
+  EXPECT_TRUE(f.isOutput(b));
+  EXPECT_TRUE(f.isOutput(a));
+  EXPECT_FALSE(f.isInput(b));
+  EXPECT_FALSE(f.isInput(x));
+  EXPECT_TRUE(other.isInput(x));
+  EXPECT_FALSE(other.isInput(a));
+  EXPECT_FALSE(other.isOutput(b));
+}
+
 }  // namespace nvfuser

@@ -29,4 +29,29 @@ TEST(ReachabilityTest, TransitivePathsAndMerges) {
   EXPECT_FALSE(m.reaches(10, 40));
 }
 
+// Given the ancestors, a merge touches their rows only and gives the same
+// matrix as the merge that scans every row for them.
+TEST(ReachabilityTest, MergeGivenAncestorsMatchesScan) {
+  // 1 -> 2 -> 3, 4 -> 5, 6 (isolated); merge 5 into 2, then 6 into 3.
+  std::map<int64_t, std::vector<int64_t>> edges = {{1, {2}}, {2, {3}}, {3, {}},
+                                                   {4, {5}}, {5, {}},  {6, {}}};
+  auto consumers = [&](int64_t id) -> const std::vector<int64_t>& {
+    return edges.at(id);
+  };
+  std::vector<int64_t> order = {1, 4, 6, 2, 5, 3};
+  ReachabilityMatrix scan(order, consumers);
+  ReachabilityMatrix given(order, consumers);
+  scan.merge(2, 5);
+  given.merge(2, 5, {1, 4});
+  scan.merge(3, 6);
+  given.merge(3, 6, {1, 2, 4});
+  for (int64_t a : order) {
+    for (int64_t b : order) {
+      EXPECT_EQ(scan.reaches(a, b), given.reaches(a, b)) << a << " " << b;
+    }
+  }
+  EXPECT_TRUE(given.reaches(4, 3));
+  EXPECT_FALSE(given.reaches(6, 1));
+}
+
 }  // namespace nvfuser
