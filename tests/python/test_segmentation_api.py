@@ -82,6 +82,7 @@ def test_draw_segmented_fusion_never_writes_through_a_link(
         link.symlink_to(victim)
     monkeypatch.chdir(cwd)
     monkeypatch.setenv("NVFUSER_DUMP", "draw_segmented_fusion")
+    FusionCache.reset()  # a cached fusion would not be segmented again
     fd = reshape_matmul()
     fd.execute([torch.randn(M // 2, 2, K), torch.randn(K, N)])
     assert victim.read_text() == "precious\n"
