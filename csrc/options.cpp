@@ -40,6 +40,22 @@ bool isOwnName(OptionGroup g, const std::string& name) {
   return contains(Options::validNames(g), name);
 }
 
+// The one of three per-group tables that belongs to g.
+const std::vector<std::string>& byGroup(
+    OptionGroup g, const std::vector<std::string>& dump,
+    const std::vector<std::string>& enable,
+    const std::vector<std::string>& disable) {
+  switch (g) {
+    case OptionGroup::Enable:
+      return enable;
+    case OptionGroup::Disable:
+      return disable;
+    case OptionGroup::Dump:
+      break;
+  }
+  return dump;
+}
+
 void checkName(OptionGroup g, const std::string& name) {
   // Scripts written for nvFuser set its names; refusing them would make every
   // execute fail, so only a name that neither compiler defines is an error
@@ -55,46 +71,97 @@ void checkName(OptionGroup g, const std::string& name) {
 // they select nvFuser passes and schedulers this compiler does not have, so
 // setting them changes nothing. Names we implement are in validNames.
 const std::vector<std::string>& Options::nvfuserNames(OptionGroup g) {
-  static const std::vector<std::string> kDump = {
-      "bank_conflict", "buffer_reuse_verbose", "ca_map", "communication",
-      "compile_params", "cubin", "cuda_full", "cuda_to_file", "debug_info",
-      "dynamic_shared_memory", "expr_simplify", "expr_sort",
-      "expr_sort_verbose", "ftrace", "fusion_args", "fusion_ir_concretized",
-      "fusion_ir_graph", "fusion_ir_math", "fusion_ir_preseg",
-      "fusion_ir_presched", "global_zeroed_memory", "host_ir",
-      "index_type", "indexing_verbose", "kernel_args", "kernel_ir",
-      "loop_rotation", "lower_verbose", "occupancy", "parallel_dimensions",
-      "perf_debug_verbose", "pre_segmenter_logging", "predicate_elimination",
-      "ptx", "python_definition", "python_definition_segments",
-      "python_frontend_debug", "sass", "sass_to_file", "scheduler_params",
-      "scheduler_verbose", "sync_map", "transform_propagator"};
-  static const std::vector<std::string> kEnable = {
-      "cutlass_scheduler", "fast_math", "fuse_matmul",
-      "fuse_multiple_matmuls", "host_ir_lowering", "id_model",
-      "id_model_extra_validation", "infer_contiguity",
-      "insert_resharding_after", "io_to_lower_precision", "kernel_db",
-      "kernel_debug", "kernel_lineinfo", "memory_promotion",
-      "multicast_protocol", "p2p_protocol", "reuse_zeroed_memory",
-      "static_fusion_count", "tma_inner_persistent", "tma_pointwise",
-      "tma_reduction", "wait_debugger", "warn_register_spill",
-      "ws_normalization"};
+  static const std::vector<std::string> kDump = {"bank_conflict",
+                                                 "buffer_reuse_verbose",
+                                                 "ca_map",
+                                                 "communication",
+                                                 "compile_params",
+                                                 "cubin",
+                                                 "cuda_full",
+                                                 "cuda_to_file",
+                                                 "debug_info",
+                                                 "dynamic_shared_memory",
+                                                 "expr_simplify",
+                                                 "expr_sort",
+                                                 "expr_sort_verbose",
+                                                 "ftrace",
+                                                 "fusion_args",
+                                                 "fusion_ir_concretized",
+                                                 "fusion_ir_graph",
+                                                 "fusion_ir_math",
+                                                 "fusion_ir_preseg",
+                                                 "fusion_ir_presched",
+                                                 "global_zeroed_memory",
+                                                 "host_ir",
+                                                 "index_type",
+                                                 "indexing_verbose",
+                                                 "kernel_args",
+                                                 "kernel_ir",
+                                                 "loop_rotation",
+                                                 "lower_verbose",
+                                                 "occupancy",
+                                                 "parallel_dimensions",
+                                                 "perf_debug_verbose",
+                                                 "pre_segmenter_logging",
+                                                 "predicate_elimination",
+                                                 "ptx",
+                                                 "python_definition",
+                                                 "python_definition_segments",
+                                                 "python_frontend_debug",
+                                                 "sass",
+                                                 "sass_to_file",
+                                                 "scheduler_params",
+                                                 "scheduler_verbose",
+                                                 "sync_map",
+                                                 "transform_propagator"};
+  static const std::vector<std::string> kEnable = {"cutlass_scheduler",
+                                                   "fast_math",
+                                                   "fuse_matmul",
+                                                   "fuse_multiple_matmuls",
+                                                   "host_ir_lowering",
+                                                   "id_model",
+                                                   "id_model_extra_validation",
+                                                   "infer_contiguity",
+                                                   "insert_resharding_after",
+                                                   "io_to_lower_precision",
+                                                   "kernel_db",
+                                                   "kernel_debug",
+                                                   "kernel_lineinfo",
+                                                   "memory_promotion",
+                                                   "multicast_protocol",
+                                                   "p2p_protocol",
+                                                   "reuse_zeroed_memory",
+                                                   "static_fusion_count",
+                                                   "tma_inner_persistent",
+                                                   "tma_pointwise",
+                                                   "tma_reduction",
+                                                   "wait_debugger",
+                                                   "warn_register_spill",
+                                                   "ws_normalization"};
   static const std::vector<std::string> kDisable = {
-      "compile_to_sass", "contig_indexing", "expr_simplify", "fallback",
-      "fma", "grouped_grid_welford_outer_opt", "id_model", "index_hoist",
-      "kernel_reuse", "magic_zero", "matmul_expr_eval", "multidevice",
-      "nvrtc_caching", "nvtx", "parallel_compile", "parallel_serde",
-      "predicate_elimination", "python_inline_definitions",
-      "resize_scheduler", "reuse_mismatched_type_registers",
-      "var_name_remapping", "welford_vectorization"};
-  switch (g) {
-    case OptionGroup::Dump:
-      return kDump;
-    case OptionGroup::Enable:
-      return kEnable;
-    case OptionGroup::Disable:
-      return kDisable;
-  }
-  return kDump;
+      "compile_to_sass",
+      "contig_indexing",
+      "expr_simplify",
+      "fallback",
+      "fma",
+      "grouped_grid_welford_outer_opt",
+      "id_model",
+      "index_hoist",
+      "kernel_reuse",
+      "magic_zero",
+      "matmul_expr_eval",
+      "multidevice",
+      "nvrtc_caching",
+      "nvtx",
+      "parallel_compile",
+      "parallel_serde",
+      "predicate_elimination",
+      "python_inline_definitions",
+      "resize_scheduler",
+      "reuse_mismatched_type_registers",
+      "var_name_remapping",
+      "welford_vectorization"};
+  return byGroup(g, kDump, kEnable, kDisable);
 }
 
 const std::vector<std::string>& Options::validNames(OptionGroup g) {
@@ -119,15 +186,7 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "vectorization",    // vector loads/stores in generated kernels
       "reduction_split",  // long reductions with few outputs in two steps
   };
-  switch (g) {
-    case OptionGroup::Dump:
-      return kDump;
-    case OptionGroup::Enable:
-      return kEnable;
-    case OptionGroup::Disable:
-      return kDisable;
-  }
-  return kDump;
+  return byGroup(g, kDump, kEnable, kDisable);
 }
 
 std::vector<std::string> Options::parseList(OptionGroup g,
@@ -190,7 +249,8 @@ Options Options::parseEnvironment() {
 Options Options::withOverrides(const std::vector<std::string>& enable,
                                const std::vector<std::string>& disable) const {
   Options o = *this;
-  auto add = [](OptionGroup g, const std::string& s, std::set<std::string>& dst) {
+  auto add = [](OptionGroup g, const std::string& s,
+                std::set<std::string>& dst) {
     checkName(g, s);
     if (isOwnName(g, s)) {  // a no-op name must not change the compile key
       dst.insert(s);
