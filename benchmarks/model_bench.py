@@ -833,6 +833,30 @@ def environment(a, cuda):
     return meta
 
 
+def install_capture(directory):
+    """Every graph the nvfuser backend compiles is first written to
+    DIRECTORY as <n>_<forward|backward>.py (a fixture: the code, the input
+    shapes and strides), so CPU tests and offline analysis see the graphs
+    this torch and transformers produce."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
+    from fixtures import capture
+    from nvfuser.fx import backend
+    os.makedirs(directory, exist_ok=True)
+    compile_region_graph = backend._boxed
+    count = [0]
+
+    def boxed(gm, example_inputs):
+        count[0] += 1
+        path = os.path.join(directory, "graph_%d.py" % count[0])
+        try:
+            capture.write(path, gm, example_inputs,
+                          "model_bench --capture graph %d" % count[0])
+        except Exception as e:  # noqa: BLE001 (capture must not stop a run)
+            print("capture of graph %d failed: %s" % (count[0], e))
+        return compile_region_graph(gm, example_inputs)
+    backend._boxed = boxed
+
+
 # ------------------------------------------------------------- isolation
 def child_argv(a, model, json_path, md_path):
     argv = [sys.executable, os.path.abspath(__file__), "--child",
@@ -844,6 +868,8 @@ def child_argv(a, model, json_path, md_path):
             "--breakdown", str(a.breakdown), "--device", a.device]
     for k in SIZES["full"]:
         argv += ["--" + k.replace("_", "-"), str(getattr(a, k))]
+    if a.capture:
+        argv += ["--capture", os.path.join(a.capture, model)]
     for flag in ("dynamic", "no_cache"):
         if getattr(a, flag):
             argv.append("--" + flag.replace("_", "-"))
@@ -924,6 +950,10 @@ def parse(argv=None):
     p.add_argument("--device", default=None)
     p.add_argument("--child", action="store_true",
                    help=argparse.SUPPRESS)  # run_isolated's children
+    p.add_argument("--capture", default=None, metavar="DIR",
+                   help="write every ATen graph the nvfuser backend is "
+                        "given to DIR as a test fixture "
+                        "(tests/python/fixtures/capture.py format)")
     p.add_argument("--list", action="store_true",
                    help="list the models and whether this transformers "
                         "has them")
@@ -958,6 +988,8 @@ def main(argv=None):
                                             "ok" if ok else "missing"))
         return
     cuda = a.device.startswith("cuda")
+    if a.capture and (a.child or not a.isolate):
+        install_capture(a.capture)
     meta = environment(a, cuda)
     if "eager" not in a.backends:
         print("note: no eager backend, so no differences against eager")

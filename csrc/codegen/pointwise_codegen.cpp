@@ -9,6 +9,7 @@
 #include "codegen/op_emitter.h"
 #include "codegen/pointwise_generator.h"
 #include "exceptions.h"
+#include "scheduler/generated_kernel_rules.h"
 #include "scheduler/reduction_analysis.h"
 #include "scheduler/scheduler.h"
 
@@ -193,7 +194,7 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
                    : "int64_t";
   RowReductionPlan plan;
   Decision rows = planRowReduction(fusion_, &plan);
-  NVF_CHECK_KIND(rows.ok(), NotImplemented, "row reduction: ", rows.reason());
+  NVF_CHECK_KIND(rows.ok(), Internal, "row reduction: ", rows.reason());
   if (plan.active) {
     return generateRows(std::move(ks), plan, params.str(), maxInBytes);
   }
@@ -262,21 +263,15 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
 // atomically in a workspace (the summation order then varies from run to
 // run) that the last block of the column writes out.
 int64_t PointwiseKernelGenerator::splitFactor(const OutputFamily& fam) {
-  if (fusion_.outputs().size() != 1) {
+  std::vector<const Val*> outputs(fusion_.outputs().begin(),
+                                  fusion_.outputs().end());
+  std::vector<const Expr*> exprs(fusion_.exprs().begin(),
+                                 fusion_.exprs().end());
+  const ReductionOp* red = splittableSum(outputs, exprs);
+  if (red == nullptr) {
     return 1;
   }
-  // The output is the sum, or the sum cast and viewed (a keepdim sum cast
-  // to bf16 and viewed as the weight: a norm's weight gradient).
-  const Val* sum = beforeCastsAndUnitViews(fusion_.outputs()[0]);
-  const auto* red = exprAs<ReductionOp>(sum->definition());
-  int64_t reductions = 0;
-  for (const Expr* e : fusion_.exprs()) {
-    reductions += isReductionLike(e) ? 1 : 0;
-  }
-  if (red == nullptr || red->op() != ReductionOpType::Sum || reductions != 1 ||
-      (sum->dtype() != DataType::Float && sum->dtype() != DataType::Double)) {
-    return 1;
-  }
+  const Val* sum = red->output(0);
   // Chunks of the longest reduced dim; a thread loops over the others
   // whole, and over at least 32 values in all.
   std::vector<int64_t> shape = concreteShape(red->input(0)->asTensor());
@@ -359,76 +354,6 @@ KernelSource PointwiseKernelGenerator::generateRows(
 
 }  // namespace pointwise_detail
 
-Decision canGeneratePointwise(const Fusion& fusion) {
-  if (fusion.outputs().empty()) {
-    return Decision::no("no outputs");
-  }
-  for (const Val* v : fusion.vals()) {
-    if (isComplexType(v->dtype())) {
-      return Decision::no("complex values");
-    }
-  }
-  {
-    pointwise_detail::RowReductionPlan plan;
-    Decision rows = pointwise_detail::planRowReduction(fusion, &plan);
-    if (!rows) {
-      return rows;
-    }
-    if (plan.active) {
-      for (const Expr* e : fusion.exprs()) {
-        if (isMatmulLike(e)) {
-          return Decision::no(exprRef(e) + " is not pointwise");
-        }
-      }
-      return Decision::yes();
-    }
-  }
-  // Reductions are looped over inside each thread: fine when the innermost
-  // dim is not reduced (accesses stay coalesced) and a reduced value is not
-  // recomputed for many elements of a larger output.
-  std::map<const Val*, int64_t> reducedBy;  // value -> largest reduction
-  for (const Expr* e : fusion.exprs()) {
-    if (isMatmulLike(e)) {
-      return Decision::no(exprRef(e) + " is not pointwise");
-    }
-    int64_t inherited = 0;
-    for (const Val* in : e->inputs()) {
-      auto it = reducedBy.find(in);
-      if (it == reducedBy.end()) {
-        continue;
-      }
-      inherited = std::max(inherited, it->second);
-      if (replicatesInput(e, in) && it->second > kMaxRecomputedReduction) {
-        return Decision::no(exprRef(e) + " broadcasts a reduction of " +
-                            std::to_string(it->second) +
-                            " elements back (a normalization)");
-      }
-    }
-    if (isReductionLike(e)) {
-      const TensorView* in = e->input(0)->asTensor();
-      std::vector<int64_t> shape = concreteShape(in);
-      const auto* red = exprAs<ReductionOp>(e);
-      const auto& axes = red ? red->axes() : exprAs<VarMeanOp>(e)->axes();
-      if (innermostReduced(shape, axes)) {
-        return Decision::no(exprRef(e) +
-                            " reduces the innermost dim (a row reduction "
-                            "needs a block-cooperative kernel)");
-      }
-      int64_t n = 1;
-      for (int64_t a : axes) {
-        n *= shape[a];
-      }
-      inherited = std::max(inherited, n);
-    }
-    for (const Val* o : e->outputs()) {
-      if (inherited > 0) {
-        reducedBy[o] = inherited;
-      }
-    }
-  }
-  return Decision::yes();
-}
-
 bool passedByValue(const Val* input) {
   return !input->isTensor() || input->asTensor()->isCpuScalar();
 }
@@ -437,8 +362,12 @@ KernelSource generatePointwiseKernel(const Fusion& fusion,
                                      const std::string& name,
                                      const std::vector<TensorLayout>& layouts,
                                      PointwiseCodegenOptions options) {
-  Decision d = canGeneratePointwise(fusion);
-  NVF_CHECK_KIND(d.ok(), NotImplemented, "pointwise codegen: ", d.reason());
+  // The scheduler that accepted the segment checked this: a "no" here is
+  // a bug in that scheduler, not a case to run some other way.
+  Decision d = generatedKernelFits(fusion);
+  NVF_CHECK_KIND(d.ok(), Internal,
+                 "a scheduler accepted a segment the generator cannot build: ",
+                 d.reason());
   return pointwise_detail::PointwiseKernelGenerator(fusion, layouts, options)
       .generate(name);
 }

@@ -77,13 +77,6 @@ struct LaunchParams {
   int64_t block = 0;
 };
 
-// A broadcast-back of a reduced value recomputes the reduction for every
-// element it reaches; allowed only for reductions this small.
-constexpr int64_t kMaxRecomputedReduction = 32;
-
-// Pointwise ops, resize ops and reductions that do not reduce the innermost
-// dim (each thread loops over the reduced dims of its own elements).
-Decision canGeneratePointwise(const Fusion& fusion);
 // Whether a kernel takes this fusion input by value: scalars, and 0-dim CPU
 // tensors (torch.compile's constants), whose value is copied into the
 // launch's parameters instead of the device reading host memory.

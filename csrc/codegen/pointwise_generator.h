@@ -12,6 +12,7 @@
 #include "codegen/op_emitter.h"
 #include "codegen/pointwise_codegen.h"
 #include "ir/exprs.h"
+#include "scheduler/row_reduction_plan.h"
 
 namespace nvfuser {
 namespace pointwise_detail {
@@ -55,7 +56,6 @@ DataType accumulatorType(DataType out, DataType in);
 std::string identity(ReductionOpType op, DataType t);
 std::string combine(ReductionOpType op, const std::string& acc,
                     const std::string& x);
-const std::vector<int64_t>& reductionAxes(const Expr* e);
 
 // One vector of a row a thread works on: the inner indices, the element
 // offset variable, and (persistent rows) the flag saying it is in the row.
@@ -65,26 +65,11 @@ struct RowChunk {
   std::string active;  // empty: always in the row (a loop)
 };
 
-// Row strategy: every reduction reduces the same trailing dims (`inner`)
-// of inputs whose other dims are `rows`; one block per row reduces
-// cooperatively, then writes every output of that row.
-struct RowReductionPlan {
-  bool active = false;
-  std::vector<int64_t> rows;   // non-size-1 kept dims
-  std::vector<int64_t> inner;  // non-size-1 reduced dims
-  int64_t numRows = 1;
-  int64_t rowLength = 1;
-};
-// Not active when no reduction reduces the innermost dim; fails when the
-// reductions or outputs do not fit one row layout.
-Decision planRowReduction(const Fusion& fusion, RowReductionPlan* plan);
-// The row-shaped or full-row-shaped value an output of a row kernel
-// stores: the output itself, or the value it is a reshape (or copy) of. A
-// reshape keeps row-major order, so the output's elements sit at the same
-// offsets as its source's (a norm's output viewed as [tokens, hidden] for
-// the next matmul). nullptr when there is none.
-const TensorView* rowSource(const TensorView* out,
-                            const RowReductionPlan& plan);
+// The whole extracted fusion is the segment: row sources may be anywhere.
+inline const TensorView* rowSource(const TensorView* out,
+                                   const RowReductionPlan& plan) {
+  return nvfuser::rowSource(out, plan, [](const Expr*) { return true; });
+}
 
 class PointwiseKernelGenerator {
  public:

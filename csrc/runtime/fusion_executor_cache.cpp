@@ -80,12 +80,6 @@ FusionExecutorCache::Entry& FusionExecutorCache::lookup(
   entry->runtime = std::make_unique<SegmentedRuntime>(
       segmentFusion(*entry->concrete.fusion, options), args, options);
   dumpSegmentation(entry->runtime->segmented(), options);
-  if (options.dump("segmenter_logging")) {
-    for (const std::string& note : entry->runtime->fallbackNotes()) {
-      std::cout << "[runtime] " << note << "\n";
-    }
-    std::cout << std::flush;
-  }
   last_ = isRun ? entry.get() : last_;
   return *entries_.emplace(key, std::move(entry)).first->second;
 }

@@ -67,29 +67,10 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
     if (g.scheduler == SchedulerType::PointWise ||
         g.scheduler == SchedulerType::Reduction ||
         g.scheduler == SchedulerType::InnerPersistent) {
-      Decision d = canGeneratePointwise(*segments_.back().fusion);
-      if (d) {
-        try {
-          kernel = std::make_unique<PointwiseKernel>(
-              *segments_.back().fusion, kernelName(g, *segments_.back().fusion),
-              codegen, predictedLayouts(complete, segments_.back(), args));
-        } catch (const Error& e) {
-          if (e.kind() != ErrorKind::NotImplemented) {
-            throw;
-          }
-          d = Decision::no(e.what());
-        }
-      }
-      if (!d) {
-        fallbackNotes_.push_back("group g" + std::to_string(g.id) +
-                                 " runs through ATen: " + d.reason());
-      }
-    } else if (g.scheduler != SchedulerType::NoOp &&
-               g.scheduler != SchedulerType::ExprEval) {
-      fallbackNotes_.push_back("group g" + std::to_string(g.id) + " (" +
-                               toString(g.scheduler) +
-                               ") runs through ATen: no kernel generator for "
-                               "this scheduler yet");
+      // The scheduler decided; the generator obeys (its errors are ours).
+      kernel = std::make_unique<PointwiseKernel>(
+          *segments_.back().fusion, kernelName(g, *segments_.back().fusion),
+          codegen, predictedLayouts(complete, segments_.back(), args));
     }
     kernels_.push_back(std::move(kernel));
     for (const Val* v : segments_.back().inputs) {

@@ -32,11 +32,6 @@ class SegmentedRuntime {
   const std::vector<std::unique_ptr<PointwiseKernel>>& kernels() const {
     return kernels_;
   }
-  // Why groups without a kernel have none; printed once with
-  // NVFUSER_DUMP=segmenter_logging.
-  const std::vector<std::string>& fallbackNotes() const {
-    return fallbackNotes_;
-  }
   const SegmentedFusion& segmented() const { return *segmented_; }
   const std::vector<ExtractedSegment>& segments() const { return segments_; }
 
@@ -44,7 +39,6 @@ class SegmentedRuntime {
   std::unique_ptr<SegmentedFusion> segmented_;
   std::vector<ExtractedSegment> segments_;
   std::vector<std::unique_ptr<PointwiseKernel>> kernels_;
-  std::vector<std::string> fallbackNotes_;
   // For each group, the values whose last reader it is.
   std::vector<std::vector<const Val*>> releaseAfter_;
 };

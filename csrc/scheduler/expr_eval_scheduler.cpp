@@ -1,14 +1,33 @@
 #include "scheduler/expr_eval_scheduler.h"
 
 #include "ir/exprs.h"
+#include "scheduler/generated_kernel_rules.h"
+#include "scheduler/scheduler.h"
 
 namespace nvfuser {
 
+namespace {
+// An op no generated kernel can compute: ATen runs it alone.
+bool needsAten(const Expr* e) {
+  if (isMatmulLike(e)) {
+    return true;
+  }
+  for (const std::vector<Val*>* vals : {&e->inputs(), &e->outputs()}) {
+    for (const Val* v : *vals) {
+      if (!hasKernelType(v->dtype())) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+}  // namespace
+
 Decision ExprEvalScheduler::canSchedule(const SegmentView& view) const {
-  if (view.body().size() != 1 || !isMatmulLike(view.body()[0])) {
+  if (view.body().size() != 1 || !needsAten(view.body()[0])) {
     return Decision::no(
-        "expr_eval takes exactly one matmul/linear and "
-        "nothing else");
+        "expr_eval takes exactly one matmul/linear (or an op on complex "
+        "values) and nothing else");
   }
   if (!view.prologue().empty()) {
     return Decision::no("expr_eval takes no prologue, but " +

@@ -1,6 +1,7 @@
 #include "scheduler/inner_persistent_scheduler.h"
 
 #include "scheduler/reduction_analysis.h"
+#include "scheduler/generated_kernel_rules.h"
 #include "scheduler/scheduler.h"
 
 namespace nvfuser {
@@ -19,7 +20,7 @@ Decision InnerPersistentScheduler::canSchedule(const SegmentView& view) const {
         "inner_persistent needs reductions over the "
         "innermost dims");
   }
-  return Decision::yes();
+  return generatedKernelFits(view);
 }
 
 }  // namespace nvfuser

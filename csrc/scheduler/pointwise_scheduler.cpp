@@ -5,6 +5,7 @@
 #include "analysis/tensor_shape.h"
 #include "ir/exprs.h"
 #include "ir/list_string.h"
+#include "scheduler/generated_kernel_rules.h"
 #include "scheduler/scheduler.h"
 
 namespace nvfuser {
@@ -44,7 +45,7 @@ Decision PointWiseScheduler::canSchedule(const SegmentView& view) const {
           both);
     }
   }
-  return Decision::yes();
+  return generatedKernelFits(view);
 }
 
 }  // namespace nvfuser

@@ -50,6 +50,25 @@ bool onlyCastOrViewedToAnOutput(const Val* v) {
   return true;
 }
 
+const ReductionOp* splittableSum(const std::vector<const Val*>& outputs,
+                                 const std::vector<const Expr*>& exprs) {
+  int64_t reductions = 0;
+  for (const Expr* e : exprs) {
+    reductions += isReductionLike(e) ? 1 : 0;
+  }
+  if (reductions != 1 || outputs.size() != 1) {
+    return nullptr;
+  }
+  const auto* sum =
+      exprAs<ReductionOp>(beforeCastsAndUnitViews(outputs[0])->definition());
+  if (sum == nullptr) {
+    return nullptr;
+  }
+  const DataType dtype = sum->output(0)->dtype();
+  const bool floating = dtype == DataType::Float || dtype == DataType::Double;
+  return sum->op() == ReductionOpType::Sum && floating ? sum : nullptr;
+}
+
 namespace {
 const std::vector<int64_t>& axesOf(const Expr* e) {
   if (const auto* r = exprAs<ReductionOp>(e)) {

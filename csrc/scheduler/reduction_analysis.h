@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "ir/exprs.h"
 #include "scheduler/decision.h"
 #include "scheduler/segment_view.h"
 
@@ -38,6 +39,19 @@ const Val* beforeCastsAndUnitViews(const Val* out);
 // Whether `v` reaches a fusion output only through a chain of single-use
 // isCastOrUnitView ops (or is one with no uses).
 bool onlyCastOrViewedToAnOutput(const Val* v);
+
+// The sum the kernel generator splits over threads and blocks (atomic adds
+// into a workspace): the segment's only reduction, a floating-point Sum,
+// and its only output is that sum, cast or viewed. nullptr otherwise.
+const ReductionOp* splittableSum(const std::vector<const Val*>& outputs,
+                                 const std::vector<const Expr*>& exprs);
+
+// Reduced rows (product of the reduced extents) and output values of a
+// serial (not innermost) reduction at which one thread per output vector
+// looping over every row leaves the GPU idle: the loop is latency-bound
+// (a [4096, 2048] column sum took 4.7 ms on an H200, 0.5% of bandwidth).
+constexpr int64_t kStarvedSerialRows = 256;
+constexpr int64_t kStarvedSerialOutputs = int64_t(1) << 16;
 
 // Fails when there is no reduction, a matmul, or reductions with different
 // signatures (input sizes or axes).

@@ -5,6 +5,7 @@
 #include "codegen/pointwise_codegen.h"
 #include "compiler/nvrtc_compiler.h"
 #include "exceptions.h"
+#include "scheduler/generated_kernel_rules.h"
 #include "ops/arith.h"
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
@@ -171,9 +172,9 @@ TEST(CodegenTest, MatmulIsNotGenerated) {
   TensorView* a = defineTensor(f, {4, 8}, DataType::Float);
   TensorView* b = defineTensor(f, {8, 4}, DataType::Float);
   f.addOutput(matmul(a, b));
-  Decision d = canGeneratePointwise(f);
+  Decision d = generatedKernelFits(f);
   ASSERT_FALSE(d.ok());
-  EXPECT_NE(d.reason().find("is not pointwise"), std::string::npos);
+  EXPECT_NE(d.reason().find("is not generated (an ATen call)"), std::string::npos);
 }
 
 TEST(CodegenTest, PtxasVerboseReportsRegisters) {

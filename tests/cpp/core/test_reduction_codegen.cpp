@@ -5,6 +5,7 @@
 #include "codegen/pointwise_codegen.h"
 #include "compiler/nvrtc_compiler.h"
 #include "norm_fusions.h"
+#include "scheduler/generated_kernel_rules.h"
 #include "ops/arith.h"
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
@@ -14,7 +15,7 @@ namespace nvfuser {
 
 namespace {
 KernelSource compile(const Fusion& f) {
-  Decision d = canGeneratePointwise(f);
+  Decision d = generatedKernelFits(f);
   EXPECT_TRUE(d.ok()) << d.reason();
   KernelSource ks = generatePointwiseKernel(f, "k", {});
   EXPECT_GT(compileWithNvrtc(ks.code, ks.name, "sm_90").cubin.size(), 0u);
@@ -171,7 +172,7 @@ TEST(ReductionCodegenTest, RowReductionsOfDifferentLayoutsAreRejected) {
   TensorView* y = defineTensor(f, {8, 32}, DataType::Float);
   f.addOutput(reduction(ReductionOpType::Sum, x, {1}, false));
   f.addOutput(reduction(ReductionOpType::Sum, y, {1}, false));
-  Decision d = canGeneratePointwise(f);
+  Decision d = generatedKernelFits(f);
   ASSERT_FALSE(d.ok());
   EXPECT_NE(d.reason().find("row reductions of different layouts"),
             std::string::npos);
@@ -188,7 +189,7 @@ TEST(ReductionCodegenTest, BroadcastBackOnlyForSmallReductions) {
   compile(small);
   Fusion large;
   build(large, 1024);
-  Decision d = canGeneratePointwise(large);
+  Decision d = generatedKernelFits(large);
   ASSERT_FALSE(d.ok());
   EXPECT_NE(d.reason().find("broadcasts a reduction of 1024"),
             std::string::npos);

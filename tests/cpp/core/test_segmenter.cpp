@@ -61,6 +61,34 @@ TEST(SchedulerTest, DifferentReductionSignaturesRejected) {
             std::string::npos);
 }
 
+// A bias gradient (column sum of [4096, 2048] into 2048 values) next to
+// another output: one serial kernel would loop over 4096 rows in each of
+// 256 threads (4.7 ms on an H200 in a Qwen2 backward). The reduction
+// scheduler says no unless the sum is the segment's only output (the
+// generator then splits it over the GPU).
+TEST(SchedulerTest, StarvedSerialSumOnlyAlone) {
+  Fusion f;
+  TensorView* x = defineTensor(f, {4096, 2048}, DataType::BFloat16);
+  TensorView* s = reduction(ReductionOpType::Sum,
+                            castOp(x, DataType::Float)->asTensor(), {0}, false);
+  f.addOutput(castOp(s, DataType::BFloat16));
+  SchedulerRegistry r;
+  EXPECT_EQ(r.proposeScheduler(wholeView(f)), SchedulerType::Reduction);
+  f.addOutput(s);  // the float sum too: two outputs
+  EXPECT_FALSE(r.proposeScheduler(wholeView(f)).has_value());
+  std::string reasons = r.rejectionReasons(wholeView(f));
+  EXPECT_NE(reasons.find("sums 4096 rows into 2048 values: only a lone sum"),
+            std::string::npos)
+      << reasons;
+
+  Fusion g;  // short columns stay one serial kernel
+  TensorView* y = defineTensor(g, {64, 2048}, DataType::Float);
+  TensorView* t = reduction(ReductionOpType::Sum, y, {0}, false);
+  g.addOutput(t);
+  g.addOutput(unaryOp(UnaryOpType::Neg, t));
+  EXPECT_EQ(r.proposeScheduler(wholeView(g)), SchedulerType::Reduction);
+}
+
 // exp -> sum over dim 0 -> broadcast back and add to exp: merging exp with
 // the add directly would close a cycle through the reduction.
 TEST(SegmenterTest, MergingNeverCreatesCycles) {

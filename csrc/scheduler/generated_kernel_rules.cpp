@@ -1,0 +1,114 @@
+#include "scheduler/generated_kernel_rules.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "analysis/tensor_shape.h"
+#include "ir/exprs.h"
+#include "scheduler/reduction_analysis.h"
+#include "scheduler/scheduler.h"
+
+namespace nvfuser {
+
+bool hasKernelType(DataType t) {
+  return !isComplexType(t) && t != DataType::Null;
+}
+
+namespace {
+Decision valuesHaveKernelTypes(const std::vector<const Expr*>& exprs) {
+  for (const Expr* e : exprs) {
+    for (const std::vector<Val*>* vals : {&e->inputs(), &e->outputs()}) {
+      for (const Val* v : *vals) {
+        if (!hasKernelType(v->dtype())) {
+          return Decision::no(exprRef(e) + " has " + toString(v->dtype()) +
+                              " values (no generated kernel type)");
+        }
+      }
+    }
+  }
+  return Decision::yes();
+}
+
+// Reductions that are not row reductions are looped over inside each
+// thread: fine when the innermost dim is not reduced (accesses stay
+// coalesced) and a reduced value is not recomputed for many elements of a
+// larger output.
+Decision serialReductionsFit(const std::vector<const Expr*>& exprs) {
+  std::map<const Val*, int64_t> reducedBy;  // value -> largest reduction
+  for (const Expr* e : exprs) {
+    int64_t inherited = 0;
+    for (const Val* in : e->inputs()) {
+      auto it = reducedBy.find(in);
+      if (it == reducedBy.end()) {
+        continue;
+      }
+      inherited = std::max(inherited, it->second);
+      if (replicatesInput(e, in) && it->second > kMaxRecomputedReduction) {
+        return Decision::no(exprRef(e) + " broadcasts a reduction of " +
+                            std::to_string(it->second) +
+                            " elements back (a normalization)");
+      }
+    }
+    if (isReductionLike(e)) {
+      std::vector<int64_t> shape = concreteShape(e->input(0)->asTensor());
+      const std::vector<int64_t>& axes = reductionAxes(e);
+      if (innermostReduced(shape, axes)) {
+        return Decision::no(exprRef(e) +
+                            " reduces the innermost dim (a row reduction "
+                            "needs a block-cooperative kernel)");
+      }
+      int64_t n = 1;
+      for (int64_t a : axes) {
+        n *= shape[size_t(a)];
+      }
+      inherited = std::max(inherited, n);
+    }
+    for (const Val* o : e->outputs()) {
+      if (inherited > 0) {
+        reducedBy[o] = inherited;
+      }
+    }
+  }
+  return Decision::yes();
+}
+}  // namespace
+
+Decision generatedKernelFits(const std::vector<const Expr*>& exprs,
+                             const std::vector<const TensorView*>& outputs,
+                             const InSegment& inside) {
+  if (outputs.empty()) {
+    return Decision::no("no outputs");
+  }
+  for (const Expr* e : exprs) {
+    if (isMatmulLike(e)) {
+      return Decision::no(exprRef(e) + " is not generated (an ATen call)");
+    }
+  }
+  if (Decision d = valuesHaveKernelTypes(exprs); !d) {
+    return d;
+  }
+  RowReductionPlan plan;
+  if (Decision rows = planRowReduction(exprs, outputs, inside, &plan); !rows) {
+    return rows;
+  }
+  return plan.active ? Decision::yes() : serialReductionsFit(exprs);
+}
+
+Decision generatedKernelFits(const SegmentView& view) {
+  return generatedKernelFits(
+      view.exprs(), view.outputs(),
+      [&view](const Expr* e) { return view.contains(e); });
+}
+
+Decision generatedKernelFits(const Fusion& fusion) {
+  std::vector<const Expr*> exprs(fusion.exprs().begin(), fusion.exprs().end());
+  std::vector<const TensorView*> outputs;
+  for (const Val* o : fusion.outputs()) {
+    outputs.push_back(o->asTensor());
+  }
+  return generatedKernelFits(exprs, outputs,
+                             [](const Expr*) { return true; });
+}
+
+}  // namespace nvfuser

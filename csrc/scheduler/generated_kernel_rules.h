@@ -1,0 +1,35 @@
+// What the kernel generator can build, asked by every scheduler whose
+// segments become generated kernels (pointwise, reduction,
+// inner_persistent). A scheduler that says yes has checked these, so the
+// generator never meets a segment it cannot build and nothing falls back to
+// ATen behind the segmenter's back.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/fusion.h"
+#include "scheduler/decision.h"
+#include "scheduler/row_reduction_plan.h"
+#include "scheduler/segment_view.h"
+
+namespace nvfuser {
+
+// A broadcast-back of a reduced value recomputes the reduction for every
+// element it reaches; allowed only for reductions this small.
+constexpr int64_t kMaxRecomputedReduction = 32;
+
+// Whether generated kernels have a type for values of this dtype (complex
+// values do not).
+bool hasKernelType(DataType t);
+
+// Every value has a kernel type; row reductions fit one row layout with
+// row-shaped outputs; other reductions do not reduce the innermost dim and
+// are not broadcast back over more than kMaxRecomputedReduction values.
+Decision generatedKernelFits(const std::vector<const Expr*>& exprs,
+                             const std::vector<const TensorView*>& outputs,
+                             const InSegment& inside);
+Decision generatedKernelFits(const SegmentView& view);
+Decision generatedKernelFits(const Fusion& fusion);
+
+}  // namespace nvfuser
