@@ -62,6 +62,31 @@ DataType defaultReductionType(ReductionOpType op, DataType in) {
   return in;
 }
 
+// Kernels reduce either inner dims (one block per row) or outer ones (a
+// loop per thread); a reduction of the innermost dim together with dims
+// that are not next to it (sum over {0, 2} of [A, B, C]) is neither, so it
+// reads a permuted view whose reduced dims are trailing ([B, A, C] over
+// {1, 2}: the row kernel gathers the permuted row). The kept dims keep
+// their order, so the output is the same.
+TensorView* reducedDimsLast(TensorView* in, std::vector<int64_t>* axes) {
+  const int64_t rank = in->nDims();
+  const int64_t n = static_cast<int64_t>(axes->size());
+  if (n == 0 || axes->back() != rank - 1 || axes->front() == rank - n) {
+    return in;
+  }
+  std::vector<int64_t> order;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!std::binary_search(axes->begin(), axes->end(), d)) {
+      order.push_back(d);
+    }
+  }
+  order.insert(order.end(), axes->begin(), axes->end());
+  for (int64_t i = 0; i < n; ++i) {
+    (*axes)[size_t(i)] = rank - n + i;
+  }
+  return permute(in, order);
+}
+
 }  // namespace
 
 TensorView* reduction(ReductionOpType op, TensorView* in,
@@ -85,8 +110,10 @@ TensorView* reduction(ReductionOpType op, TensorView* in,
       Type, name,
       ": dtype Bool is not supported; use an integral or floating point "
       "dtype");
-  TensorView* out = f->newTensor(reducedDomain(in, axes), outType);
-  f->addExpr<ReductionOp>(op, out, in, axes);
+  std::vector<int64_t> reduced = axes;
+  TensorView* source = reducedDimsLast(in, &reduced);
+  TensorView* out = f->newTensor(reducedDomain(source, reduced), outType);
+  f->addExpr<ReductionOp>(op, out, source, reduced);
   return keepdim ? keepDims(out, axes, in->nDims()) : out;
 }
 
@@ -101,9 +128,11 @@ std::pair<TensorView*, TensorView*> varMean(TensorView* in,
             " must be >= 0");
   std::vector<int64_t> axes = reductionAxes(in, dims, "var_mean");
   DataType outType = defaultReductionType(ReductionOpType::Mean, in->dtype());
-  TensorView* var = f->newTensor(reducedDomain(in, axes), outType);
-  TensorView* mean = f->newTensor(reducedDomain(in, axes), outType);
-  f->addExpr<VarMeanOp>(var, mean, in, axes, correction);
+  std::vector<int64_t> reduced = axes;
+  TensorView* source = reducedDimsLast(in, &reduced);
+  TensorView* var = f->newTensor(reducedDomain(source, reduced), outType);
+  TensorView* mean = f->newTensor(reducedDomain(source, reduced), outType);
+  f->addExpr<VarMeanOp>(var, mean, source, reduced, correction);
   if (keepdim) {
     return {keepDims(var, axes, in->nDims()),
             keepDims(mean, axes, in->nDims())};

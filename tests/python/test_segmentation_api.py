@@ -127,10 +127,10 @@ def test_policies_give_identical_results_on_mul_sum():
         rtol=1e-3, atol=1e-3)
 
 
-def test_long_reduction_with_epilogue_is_split_in_two():
+def test_long_reduction_with_epilogue_is_split():
     # A sum over 4 x 4096 rows into 64 values with an epilogue (neg, cast).
     # Partial sums over chunks first (many outputs, many threads), then the
-    # sum of the partials with the epilogue.
+    # sum of the partials.
     x = torch.randn(4, 4096, 64).bfloat16()
     g = torch.randn(4, 4096, 64).bfloat16()
     with FusionDefinition() as fd:
@@ -141,11 +141,17 @@ def test_long_reduction_with_epilogue_is_split_in_two():
     out = fd.execute([x, g])[0]
     torch.testing.assert_close(out.float(), ref, rtol=1e-2, atol=1e-1)
     groups = fd.last_segmentation()["groups"]
+    # The sum of the 512 partials per value is itself split over the GPU
+    # (alone in its kernel), the epilogue is a third.
     assert [g["ops"] for g in groups] == [["mul", "reshape", "sum"],
-                                          ["segment_set", "sum", "neg",
-                                           "cast"]]
+                                          ["segment_set", "sum"],
+                                          ["neg", "cast"]]
+    # Without the split the sum still does not run as one thread per value
+    # looping over 16384 rows: the reduction scheduler only takes it alone
+    # (split over the GPU by the generator), the epilogue is another kernel.
     fd.execute([x, g], _disable_options=["reduction_split"])
-    assert len(fd.last_segmentation()["groups"]) == 1
+    assert [g["ops"] for g in fd.last_segmentation()["groups"]] == [
+        ["mul", "sum"], ["neg", "cast"]]
     # A norm's weight gradient, only cast: one kernel splits it itself.
     with FusionDefinition() as fd3:
         s = fd3.ops.sum(fd3.ops.mul(fd3.from_pytorch(x), fd3.from_pytorch(g)),

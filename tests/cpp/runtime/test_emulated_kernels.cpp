@@ -226,6 +226,21 @@ TEST(EmulatedKernelTest, SplitColumnSumAndMiddleAxisSums) {
   EXPECT_GE(checkEmulated(g, {at::randn({2, 3, 5, 16})}), 1u);
 }
 
+// A reduction of the innermost dim and a dim not next to it (sum over
+// {0, 2}) had no scheduler: the row strategy needs trailing reduced dims,
+// the serial one an unreduced innermost dim. It reduces a permuted view
+// now, one row kernel; keepdim and var_mean too.
+TEST(EmulatedKernelTest, ReductionOfInnermostAndOuterDimsIsOneRowKernel) {
+  Fusion f;
+  TensorView* x = defineTensor(f, {6, 5, 64}, DataType::Float);
+  f.addOutput(reduction(ReductionOpType::Sum, x, {0, 2}, false));
+  f.addOutput(reduction(ReductionOpType::Max, x, {2, 0}, true));
+  auto vm = varMean(x, {0, 2}, 1, true);
+  f.addOutput(vm.first);
+  f.addOutput(vm.second);
+  EXPECT_EQ(checkEmulated(f, {at::randn({6, 5, 64})}, 1e-4), 1u);
+}
+
 namespace {
 // sum over the first two dims of x * g, both Float [2, 2048, 64].
 TensorView* productSum(Fusion& f, bool keepdim) {
