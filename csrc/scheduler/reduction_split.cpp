@@ -19,6 +19,13 @@ namespace {
 constexpr int64_t kPartialElements = int64_t(1) << 19;
 constexpr int64_t kMinChunkRows = 32;
 constexpr int64_t kMinChunks = 8;
+// Row reductions (one block per row) with fewer rows than this leave most
+// SMs idle; rows at least kLongRow long are split into chunks of at least
+// kMinChunkLength (a full sum of 2M values ran in one block).
+constexpr int64_t kFewRows = 64;
+constexpr int64_t kLongRow = int64_t(1) << 16;
+constexpr int64_t kMinChunkLength = 4096;
+constexpr int64_t kWantedRowBlocks = 512;
 
 // The largest divisor of n that is at most limit.
 int64_t divisorAtMost(int64_t n, int64_t limit) {
@@ -29,6 +36,35 @@ int64_t divisorAtMost(int64_t n, int64_t limit) {
   }
   return 1;
 }
+// Chunks for a serial reduction of `rows` rows into `outputs` values: 1
+// (no split) for short ones, ones with many outputs, and a lone sum (a
+// floating-point sum that is a fusion output as it is, cast or viewed:
+// the kernel generator splits it itself, in one kernel).
+int64_t serialChunks(const Expr* e, int64_t rows, int64_t outputs) {
+  const auto* red = exprAs<ReductionOp>(e);
+  const Val* out = e->output(0);
+  const bool loneSum =
+      red->op() == ReductionOpType::Sum &&
+      (out->dtype() == DataType::Float || out->dtype() == DataType::Double) &&
+      onlyCastOrViewedToAnOutput(out);
+  if (loneSum || rows < kMinChunkRows * kMinChunks ||
+      outputs * kMinChunks > kPartialElements) {
+    return 1;
+  }
+  return divisorAtMost(
+      rows, std::min(kPartialElements / outputs, rows / kMinChunkRows));
+}
+
+// Chunks for a row reduction of `outputs` rows of length `rows`: 1 unless
+// there are too few rows to give every SM a block and the rows are long.
+int64_t rowChunks(int64_t rows, int64_t outputs) {
+  if (outputs >= kFewRows || rows < kLongRow) {
+    return 1;
+  }
+  const int64_t wanted = (kWantedRowBlocks + outputs - 1) / outputs;
+  return divisorAtMost(rows, std::min(wanted, rows / kMinChunkLength));
+}
+
 }  // namespace
 
 ReplayOverride reductionSplitter() {
@@ -42,7 +78,7 @@ ReplayOverride reductionSplitter() {
     std::vector<int64_t> shape = concreteShape(in);
     std::vector<int64_t> axes = red->axes();
     std::sort(axes.begin(), axes.end());
-    if (axes.empty() || innermostReduced(shape, axes) ||
+    if (axes.empty() ||
         axes.back() - axes.front() + 1 != static_cast<int64_t>(axes.size())) {
       return std::nullopt;
     }
@@ -52,19 +88,9 @@ ReplayOverride reductionSplitter() {
     }
     const int64_t outputs =
         std::max<int64_t>(numel(in) / std::max(rows, int64_t(1)), 1);
-    // A floating-point sum that is a fusion output as it is, cast or
-    // viewed: the kernel generator splits it itself, in one kernel.
-    const Val* out = e->output(0);
-    const bool loneSum =
-        red->op() == ReductionOpType::Sum &&
-        (out->dtype() == DataType::Float || out->dtype() == DataType::Double) &&
-        onlyCastOrViewedToAnOutput(out);
-    if (loneSum || rows < kMinChunkRows * kMinChunks ||
-        outputs * kMinChunks > kPartialElements) {
-      return std::nullopt;
-    }
-    const int64_t chunks = divisorAtMost(
-        rows, std::min(kPartialElements / outputs, rows / kMinChunkRows));
+    const int64_t chunks = innermostReduced(shape, axes)
+                               ? rowChunks(rows, outputs)
+                               : serialChunks(e, rows, outputs);
     if (chunks < kMinChunks) {
       return std::nullopt;
     }

@@ -10,11 +10,13 @@
 
 namespace nvfuser {
 
-// A concretize() override implementing the split. Leaves alone: row
-// (innermost) reductions, var_mean, reductions whose reduced dims are not
-// adjacent, short reductions, reductions with many outputs, and a lone sum
-// over one dim straight into a fusion output (the kernel generator splits
-// those itself, with atomic adds).
+// A concretize() override implementing the split. Row (innermost)
+// reductions are split only when there are fewer than 64 rows of at least
+// 2^16 values (a full sum: one block per row would leave the GPU idle);
+// serial ones unless short, with many outputs, or a lone sum over one dim
+// straight into a fusion output (the kernel generator splits those itself,
+// with atomic adds). var_mean and reductions whose reduced dims are not
+// adjacent are left alone.
 ReplayOverride reductionSplitter();
 
 }  // namespace nvfuser

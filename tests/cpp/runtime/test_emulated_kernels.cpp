@@ -241,6 +241,22 @@ TEST(EmulatedKernelTest, ReductionOfInnermostAndOuterDimsIsOneRowKernel) {
   EXPECT_EQ(checkEmulated(f, {at::randn({6, 5, 64})}, 1e-4), 1u);
 }
 
+// A full sum of 2^20 values was one block (one row): the splitter gives it
+// 256 rows of 4096 first, then sums the partials; a max over the two inner
+// dims of [2, 1024, 512] likewise (2 rows of 2^19).
+TEST(EmulatedKernelTest, FewLongRowsAreSplit) {
+  Fusion f;
+  TensorView* x = defineTensor(f, {2, 1024, 512}, DataType::Float);
+  f.addOutput(reduction(ReductionOpType::Sum, x, {}, false));
+  Fusion g;
+  TensorView* y = defineTensor(g, {2, 1024, 512}, DataType::Float);
+  g.addOutput(reduction(ReductionOpType::Max, y, {1, 2}, true));
+  at::Tensor a = at::randn({2, 1024, 512});
+  EXPECT_EQ(checkEmulated(f, {a}, 1e-3, reductionSplitter()), 2u);
+  EXPECT_EQ(checkEmulated(g, {a}, 0, reductionSplitter()), 2u);
+  EXPECT_EQ(checkEmulated(f, {a}, 1e-3), 1u);  // without the split
+}
+
 namespace {
 // sum over the first two dims of x * g, both Float [2, 2048, 64].
 TensorView* productSum(Fusion& f, bool keepdim) {
