@@ -125,6 +125,63 @@ __device__ __forceinline__ double nvf_remainder(double a, double b) {
   double r = fmod(a, b);
   return (r != 0.0 && ((r < 0.0) != (b < 0.0))) ? r + b : r;
 }
+// torch's gcd (calc_gcd): Euclid on the absolute values. |MIN| wraps to
+// MIN there as here, which gives torch's results with MIN operands (gcd(MIN,
+// 6) == -2). MIN is only ever a first operand's value, so `%` never sees
+// MIN % -1, and the loop never divides by 0.
+template <typename T>
+__device__ __forceinline__ T nvf_gcd(T a, T b) {
+  a = a < 0 ? (T)(0ull - (unsigned long long)a) : a;
+  b = b < 0 ? (T)(0ull - (unsigned long long)b) : b;
+  while (a != 0) {
+    const T c = a;
+    a = b % a;
+    b = c;
+  }
+  return b;
+}
+// Shifts by counts outside [0, bits) are defined as in torch's kernels:
+// left and logical right shifts give 0, arithmetic right shifts the sign
+// (C++ leaves them undefined; x86 would take the count modulo the width).
+__device__ __forceinline__ int nvf_shl(int a, int b) {
+  return (b < 0 || b >= 32) ? 0 : (int)((unsigned)a << b);
+}
+__device__ __forceinline__ int64_t nvf_shl(int64_t a, int64_t b) {
+  return (b < 0 || b >= 64) ? 0 : (int64_t)((uint64_t)a << b);
+}
+__device__ __forceinline__ int nvf_shr(int a, int b) {
+  return a >> ((b < 0 || b >= 32) ? 31 : b);
+}
+__device__ __forceinline__ int64_t nvf_shr(int64_t a, int64_t b) {
+  return a >> ((b < 0 || b >= 64) ? 63 : b);
+}
+__device__ __forceinline__ int nvf_lshr(int a, int b) {
+  return (b < 0 || b >= 32) ? 0 : (int)((unsigned)a >> b);
+}
+__device__ __forceinline__ int64_t nvf_lshr(int64_t a, int64_t b) {
+  return (b < 0 || b >= 64) ? 0 : (int64_t)((uint64_t)a >> b);
+}
+// nextafter of two Half (BFloat16) values given as floats: one step of the
+// 16-bit pattern toward b (c10's nextafter for those types).
+__device__ __forceinline__ unsigned short nvf_next16(unsigned short bits,
+                                                     float a, float b) {
+  if (a == 0.f) return (unsigned short)(b < 0.f ? 0x8001u : 0x0001u);
+  return (unsigned short)(((a < b) == (a > 0.f)) ? bits + 1u : bits - 1u);
+}
+__device__ __forceinline__ float nvf_nextafter_h(float a, float b) {
+  if (a != a || b != b) return a + b;
+  if (a == b) return b;
+  nvf_half h = nvf_f2h(a);
+  h.x = nvf_next16(h.x, a, b);
+  return nvf_h2f(h);
+}
+__device__ __forceinline__ float nvf_nextafter_b(float a, float b) {
+  if (a != a || b != b) return a + b;
+  if (a == b) return b;
+  nvf_bf16 h = nvf_f2b(a);
+  h.x = nvf_next16(h.x, a, b);
+  return nvf_b2f(h);
+}
 // One value per vector lane; 16-byte aligned so whole chunks move at once.
 template <typename T, int N>
 struct __align__(16) nvf_array {

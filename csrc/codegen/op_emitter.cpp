@@ -80,10 +80,104 @@ std::string math(const char* name, DataType t, const std::string& x) {
   NVF_ASSERT(isFloatingType(t), "math function ", name, " on ", toString(t));
   return std::string(name) + (t == DataType::Float ? "f(" : "(") + x + ")";
 }
+
+std::string math2(const char* name, DataType t, const std::string& a,
+                  const std::string& b) {
+  return math(name, t, a + ", " + b);
+}
+
+std::string infinity(DataType t) {
+  return t == DataType::Float ? "__int_as_float(0x7f800000)"
+                              : "__longlong_as_double(0x7ff0000000000000LL)";
+}
+
+// Float-producing math: the CUDA function of the same name.
+const char* mathName(UnaryOpType op) {
+  switch (op) {
+    case UnaryOpType::Acos:
+      return "acos";
+    case UnaryOpType::Asin:
+      return "asin";
+    case UnaryOpType::Atan:
+      return "atan";
+    case UnaryOpType::Cosh:
+      return "cosh";
+    case UnaryOpType::Sinh:
+      return "sinh";
+    case UnaryOpType::Tan:
+      return "tan";
+    case UnaryOpType::Exp2:
+      return "exp2";
+    case UnaryOpType::Expm1:
+      return "expm1";
+    case UnaryOpType::Log10:
+      return "log10";
+    case UnaryOpType::Log1p:
+      return "log1p";
+    case UnaryOpType::Log2:
+      return "log2";
+    case UnaryOpType::Erfc:
+      return "erfc";
+    case UnaryOpType::Erfinv:
+      return "erfinv";
+    case UnaryOpType::Lgamma:
+      return "lgamma";
+    default:
+      return nullptr;
+  }
+}
+
+// isinf and friends, signbit: integers are finite, Bool too.
+std::string predicateExpr(UnaryOpType op, DataType t, const std::string& x) {
+  const bool fp = isFloatingType(t);
+  switch (op) {
+    case UnaryOpType::IsNan:
+      return fp ? "(" + x + " != " + x + ")" : "false";
+    case UnaryOpType::IsInf:
+      return fp ? "(" + math("fabs", t, x) + " == " + infinity(t) + ")"
+                : "false";
+    case UnaryOpType::IsFinite:  // NaN compares false
+      return fp ? "(" + math("fabs", t, x) + " < " + infinity(t) + ")" : "true";
+    case UnaryOpType::IsPosInf:
+      return fp ? "(" + x + " == " + infinity(t) + ")" : "false";
+    case UnaryOpType::IsNegInf:
+      return fp ? "(" + x + " == -" + infinity(t) + ")" : "false";
+    case UnaryOpType::Signbit:  // the bit itself: -0.0 and -NaN too
+      if (t == DataType::Float) {
+        return "((__float_as_uint(" + x + ") >> 31) != 0u)";
+      }
+      if (t == DataType::Double) {
+        return "(__double_as_longlong(" + x + ") < 0)";
+      }
+      return t == DataType::Bool ? "false" : "(" + x + " < 0)";
+    default:
+      NVF_THROW(Internal, "predicateExpr: ", toString(op));
+  }
+}
 }  // namespace
+
+bool isPredicate(UnaryOpType op) {
+  switch (op) {
+    case UnaryOpType::IsNan:
+    case UnaryOpType::IsInf:
+    case UnaryOpType::IsFinite:
+    case UnaryOpType::IsNegInf:
+    case UnaryOpType::IsPosInf:
+    case UnaryOpType::Signbit:
+      return true;
+    default:
+      return false;
+  }
+}
 
 std::string unaryExpr(UnaryOpType op, DataType t, const std::string& x) {
   const std::string one = t == DataType::Float ? "1.f" : "1.0";
+  if (const char* name = mathName(op)) {
+    return math(name, t, x);
+  }
+  if (isPredicate(op)) {
+    return predicateExpr(op, t, x);
+  }
   switch (op) {
     case UnaryOpType::Neg:
       return "(-" + x + ")";
@@ -124,16 +218,34 @@ std::string unaryExpr(UnaryOpType op, DataType t, const std::string& x) {
       return isFloatingType(t) ? math("ceil", t, x) : x;
     case UnaryOpType::Round:
       return isFloatingType(t) ? math("rint", t, x) : x;
-    case UnaryOpType::IsNan:
-      return isFloatingType(t) ? "(" + x + " != " + x + ")" : "false";
+    case UnaryOpType::Sign:  // torch's CPU sign: 0 for NaN and for -0.0
+      return t == DataType::Bool
+                 ? x
+                 : "((" + cudaType(t) + ")((" + x + " > 0) - (" + x + " < 0)))";
+    case UnaryOpType::Trunc:
+      return isFloatingType(t) ? math("trunc", t, x) : x;
+    case UnaryOpType::Frac:
+      return "(" + x + " - " + math("trunc", t, x) + ")";
     case UnaryOpType::LogicalNot:
       return "(!" + x + ")";
     case UnaryOpType::BitwiseNot:
       return t == DataType::Bool ? "(!" + x + ")" : "(~" + x + ")";
-    case UnaryOpType::Cast:
+    default:
       break;
   }
   NVF_THROW(Internal, "unaryExpr: unhandled op ", toString(op));
+}
+
+std::string reducedNextafter(DataType t, const std::string& a,
+                             const std::string& b) {
+  switch (t) {
+    case DataType::Half:
+      return "nvf_nextafter_h(" + a + ", " + b + ")";
+    case DataType::BFloat16:
+      return "nvf_nextafter_b(" + a + ", " + b + ")";
+    default:
+      return math2("nextafter", t, a, b);
+  }
 }
 
 std::string binaryExpr(BinaryOpType op, DataType t, const std::string& a,
@@ -186,6 +298,18 @@ std::string binaryExpr(BinaryOpType op, DataType t, const std::string& a,
       return infix("|");
     case BinaryOpType::BitwiseXor:
       return infix("^");
+    case BinaryOpType::Atan2:
+      return math2("atan2", t, a, b);
+    case BinaryOpType::Nextafter:
+      return reducedNextafter(t, a, b);
+    case BinaryOpType::Gcd:
+      return "nvf_gcd(" + a + ", " + b + ")";
+    case BinaryOpType::BitwiseLeftShift:
+      return "nvf_shl(" + a + ", " + b + ")";
+    case BinaryOpType::BitwiseRightShift:
+      return "nvf_shr(" + a + ", " + b + ")";
+    case BinaryOpType::LogicalRightShift:
+      return "nvf_lshr(" + a + ", " + b + ")";
   }
   NVF_THROW(Internal, "binaryExpr: unhandled op");
 }

@@ -68,7 +68,8 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
         return emit(out, x.lane, cast(x, in->dtype(), out));
       }
       DataType t = out;
-      if (u->op() == UnaryOpType::IsNan) {
+      const bool predicate = isPredicate(u->op());
+      if (predicate) {
         t = isReducedFloat(in->dtype()) ? DataType::Float : in->dtype();
       } else if (u->op() == UnaryOpType::LogicalNot) {
         t = DataType::Bool;
@@ -76,7 +77,7 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
         t = in->dtype();
       }
       return emit(out, x.lane,
-                  castExpr(t == DataType::Bool ? DataType::Bool : t, out,
+                  castExpr(predicate ? DataType::Bool : t, out,
                            unaryExpr(u->op(), t, cast(x, in->dtype(), t))));
     }
     case ExprType::Binary: {
@@ -104,8 +105,11 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
                                  ", " + cast(y, e->input(1)->dtype(), t) +
                                  ", " + rcp.name + ")"));
       }
-      std::string r = binaryExpr(b->op(), t, cast(x, e->input(0)->dtype(), t),
-                                 cast(y, e->input(1)->dtype(), t));
+      const std::string xa = cast(x, e->input(0)->dtype(), t);
+      const std::string ya = cast(y, e->input(1)->dtype(), t);
+      std::string r = b->op() == BinaryOpType::Nextafter
+                          ? reducedNextafter(b->computeType(), xa, ya)
+                          : binaryExpr(b->op(), t, xa, ya);
       if (b->op() == BinaryOpType::Pow && isFloatingType(t)) {
         r = smallPower(e->input(1), t, cast(x, e->input(0)->dtype(), t), r);
       }

@@ -17,54 +17,65 @@ std::string maskToDims(const std::vector<bool>& mask) {
   }
   return listToString(dims);
 }
+
+struct UnaryName {
+  UnaryOpType op;
+  const char* name;
+};
+// Every UnaryOpType (test_ir.cpp checks that none is missing).
+constexpr UnaryName kUnaryNames[] = {
+    {UnaryOpType::Neg, "neg"},
+    {UnaryOpType::Abs, "abs"},
+    {UnaryOpType::Exp, "exp"},
+    {UnaryOpType::Log, "log"},
+    {UnaryOpType::Sqrt, "sqrt"},
+    {UnaryOpType::Rsqrt, "rsqrt"},
+    {UnaryOpType::Reciprocal, "reciprocal"},
+    {UnaryOpType::Sin, "sin"},
+    {UnaryOpType::Cos, "cos"},
+    {UnaryOpType::Tanh, "tanh"},
+    {UnaryOpType::Sigmoid, "sigmoid"},
+    {UnaryOpType::Relu, "relu"},
+    {UnaryOpType::Silu, "silu"},
+    {UnaryOpType::Gelu, "gelu"},
+    {UnaryOpType::Erf, "erf"},
+    {UnaryOpType::Floor, "floor"},
+    {UnaryOpType::Ceil, "ceil"},
+    {UnaryOpType::Round, "round"},
+    {UnaryOpType::IsNan, "isnan"},
+    {UnaryOpType::LogicalNot, "logical_not"},
+    {UnaryOpType::BitwiseNot, "bitwise_not"},
+    {UnaryOpType::Cast, "cast"},
+    {UnaryOpType::Acos, "acos"},
+    {UnaryOpType::Asin, "asin"},
+    {UnaryOpType::Atan, "atan"},
+    {UnaryOpType::Cosh, "cosh"},
+    {UnaryOpType::Sinh, "sinh"},
+    {UnaryOpType::Tan, "tan"},
+    {UnaryOpType::Exp2, "exp2"},
+    {UnaryOpType::Expm1, "expm1"},
+    {UnaryOpType::Log10, "log10"},
+    {UnaryOpType::Log1p, "log1p"},
+    {UnaryOpType::Log2, "log2"},
+    {UnaryOpType::Erfc, "erfc"},
+    {UnaryOpType::Erfinv, "erfinv"},
+    {UnaryOpType::Lgamma, "lgamma"},
+    {UnaryOpType::Sign, "sign"},
+    {UnaryOpType::Trunc, "trunc"},
+    {UnaryOpType::Frac, "frac"},
+    {UnaryOpType::IsInf, "isinf"},
+    {UnaryOpType::IsFinite, "isfinite"},
+    {UnaryOpType::IsNegInf, "isneginf"},
+    {UnaryOpType::IsPosInf, "isposinf"},
+    {UnaryOpType::Signbit, "signbit"},
+};
 }  // namespace
 
 const char* toString(UnaryOpType t) {
-  switch (t) {
-    case UnaryOpType::Neg:
-      return "neg";
-    case UnaryOpType::Abs:
-      return "abs";
-    case UnaryOpType::Exp:
-      return "exp";
-    case UnaryOpType::Log:
-      return "log";
-    case UnaryOpType::Sqrt:
-      return "sqrt";
-    case UnaryOpType::Rsqrt:
-      return "rsqrt";
-    case UnaryOpType::Reciprocal:
-      return "reciprocal";
-    case UnaryOpType::Sin:
-      return "sin";
-    case UnaryOpType::Cos:
-      return "cos";
-    case UnaryOpType::Tanh:
-      return "tanh";
-    case UnaryOpType::Sigmoid:
-      return "sigmoid";
-    case UnaryOpType::Relu:
-      return "relu";
-    case UnaryOpType::Silu:
-      return "silu";
-    case UnaryOpType::Gelu:
-      return "gelu";
-    case UnaryOpType::Erf:
-      return "erf";
-    case UnaryOpType::Floor:
-      return "floor";
-    case UnaryOpType::Ceil:
-      return "ceil";
-    case UnaryOpType::Round:
-      return "round";
-    case UnaryOpType::IsNan:
-      return "isnan";
-    case UnaryOpType::LogicalNot:
-      return "logical_not";
-    case UnaryOpType::BitwiseNot:
-      return "bitwise_not";
-    case UnaryOpType::Cast:
-      return "cast";
+  for (const UnaryName& n : kUnaryNames) {
+    if (n.op == t) {
+      return n.name;
+    }
   }
   return "?";
 }
@@ -111,6 +122,18 @@ const char* toString(BinaryOpType t) {
       return "bitwise_or";
     case BinaryOpType::BitwiseXor:
       return "bitwise_xor";
+    case BinaryOpType::Atan2:
+      return "atan2";
+    case BinaryOpType::Nextafter:
+      return "nextafter";
+    case BinaryOpType::Gcd:
+      return "gcd";
+    case BinaryOpType::BitwiseLeftShift:
+      return "bitwise_left_shift";
+    case BinaryOpType::BitwiseRightShift:
+      return "bitwise_right_shift";
+    case BinaryOpType::LogicalRightShift:
+      return "logical_right_shift";
   }
   return "?";
 }
@@ -140,6 +163,12 @@ bool isLogicalOrBitwise(BinaryOpType t) {
     default:
       return false;
   }
+}
+
+bool isShift(BinaryOpType t) {
+  return t == BinaryOpType::BitwiseLeftShift ||
+         t == BinaryOpType::BitwiseRightShift ||
+         t == BinaryOpType::LogicalRightShift;
 }
 
 const char* toString(TernaryOpType t) {

@@ -34,6 +34,31 @@ enum class UnaryOpType {
   LogicalNot,
   BitwiseNot,
   Cast,
+  // Float-producing math (integers and Bool compute in Float).
+  Acos,
+  Asin,
+  Atan,
+  Cosh,
+  Sinh,
+  Tan,
+  Exp2,
+  Expm1,
+  Log10,
+  Log1p,
+  Log2,
+  Erfc,
+  Erfinv,
+  Lgamma,
+  // Keep the operand's type (Half/BFloat16 compute and return Float).
+  Sign,
+  Trunc,
+  Frac,
+  // Predicates: Bool results.
+  IsInf,
+  IsFinite,
+  IsNegInf,
+  IsPosInf,
+  Signbit,
 };
 const char* toString(UnaryOpType t);
 
@@ -58,10 +83,19 @@ enum class BinaryOpType {
   BitwiseAnd,
   BitwiseOr,
   BitwiseXor,
+  Atan2,
+  Nextafter,
+  Gcd,
+  BitwiseLeftShift,
+  BitwiseRightShift,
+  LogicalRightShift,
 };
 const char* toString(BinaryOpType t);
 bool isComparison(BinaryOpType t);
 bool isLogicalOrBitwise(BinaryOpType t);
+// The three shifts: integer operands only; counts outside [0, bits) are
+// defined (see docs/api.md).
+bool isShift(BinaryOpType t);
 
 enum class TernaryOpType { Where, Lerp, Clamp };
 const char* toString(TernaryOpType t);

@@ -159,6 +159,20 @@ bool isFloatOp(UnaryOpType op) {
     case UnaryOpType::Silu:
     case UnaryOpType::Gelu:
     case UnaryOpType::Erf:
+    case UnaryOpType::Acos:
+    case UnaryOpType::Asin:
+    case UnaryOpType::Atan:
+    case UnaryOpType::Cosh:
+    case UnaryOpType::Sinh:
+    case UnaryOpType::Tan:
+    case UnaryOpType::Exp2:
+    case UnaryOpType::Expm1:
+    case UnaryOpType::Log10:
+    case UnaryOpType::Log1p:
+    case UnaryOpType::Log2:
+    case UnaryOpType::Erfc:
+    case UnaryOpType::Erfinv:
+    case UnaryOpType::Lgamma:
       return true;
     default:
       return false;
@@ -175,7 +189,19 @@ DataType unaryOutputType(UnaryOpType op, DataType in) {
   switch (op) {
     case UnaryOpType::IsNan:
     case UnaryOpType::LogicalNot:
+    case UnaryOpType::IsInf:
+    case UnaryOpType::IsFinite:
+    case UnaryOpType::IsNegInf:
+    case UnaryOpType::IsPosInf:
+    case UnaryOpType::Signbit:
       return DataType::Bool;
+    case UnaryOpType::Sign:  // torch: the sign of a Bool is itself
+      return in == DataType::Bool ? in : arithmeticResult(in);
+    case UnaryOpType::Frac:
+      NVF_CHECK_KIND(isFloatingType(in), Type,
+                     "frac: operand must be floating point, got ",
+                     toString(in));
+      return arithmeticResult(in);
     case UnaryOpType::BitwiseNot:
       NVF_CHECK_KIND(isIntegralType(in) || in == DataType::Bool, Type,
                      "bitwise_not: operand must be integral or Bool, got ",
@@ -187,6 +213,7 @@ DataType unaryOutputType(UnaryOpType op, DataType in) {
     case UnaryOpType::Floor:
     case UnaryOpType::Ceil:
     case UnaryOpType::Round:
+    case UnaryOpType::Trunc:
       NVF_CHECK_KIND(in != DataType::Bool, Type, name,
                      ": operand must not be Bool");
       return arithmeticResult(in);
@@ -292,38 +319,73 @@ void checkIntegerPowExponent(const Val* base, const Val* exponent) {
             valDescription(base), " ** ", v ? *v : 0,
             "); cast the base to a floating type first");
 }
+
+struct BinaryTypes {
+  DataType compute;
+  DataType out;
+};
+
+// Ops whose operands must share one category: shifts and gcd take
+// integers, nextafter floating point (it steps in the operands' own type,
+// so Half and BFloat16 stay what they are).
+BinaryTypes restrictedBinaryTypes(BinaryOpType op, DataType promoted,
+                                  const Val* a, const Val* b) {
+  const std::string name = toString(op);
+  if (op == BinaryOpType::Nextafter) {
+    NVF_CHECK_KIND(isFloatingType(promoted), Type, name,
+                   ": operands must be floating point, got ", valDescription(a),
+                   " and ", valDescription(b));
+    return {promoted, promoted};
+  }
+  NVF_CHECK_KIND(isIntegralType(promoted), Type, name,
+                 ": operands must be integers (Int or Int32), got ",
+                 valDescription(a), " and ", valDescription(b));
+  return {promoted, promoted};
+}
+
+BinaryTypes binaryTypes(BinaryOpType op, DataType promoted, const Val* a,
+                        const Val* b) {
+  const std::string name = toString(op);
+  if (isComparison(op)) {
+    return {promoted, DataType::Bool};
+  }
+  if (op == BinaryOpType::LogicalAnd || op == BinaryOpType::LogicalOr) {
+    return {DataType::Bool, DataType::Bool};
+  }
+  if (isLogicalOrBitwise(op)) {
+    NVF_CHECK_KIND(isIntegralType(promoted) || promoted == DataType::Bool, Type,
+                   name, ": operands must be integral or Bool, got ",
+                   valDescription(a), " and ", valDescription(b));
+    return {promoted, promoted};
+  }
+  if (isShift(op) || op == BinaryOpType::Gcd || op == BinaryOpType::Nextafter) {
+    return restrictedBinaryTypes(op, promoted, a, b);
+  }
+  if (op == BinaryOpType::Atan2) {  // integers and Bool compute in Float
+    DataType t =
+        isFloatingType(promoted) ? arithmeticResult(promoted) : DataType::Float;
+    return {t, t};
+  }
+  NVF_CHECK_KIND(promoted != DataType::Bool || op == BinaryOpType::Maximum ||
+                     op == BinaryOpType::Minimum,
+                 Type, name,
+                 ": arithmetic on two Bool operands is not "
+                 "supported; cast them first");
+  DataType t = arithmeticResult(promoted);
+  if (op == BinaryOpType::Pow && isIntegralType(t)) {
+    checkIntegerPowExponent(a, b);
+  }
+  return {t, t};
+}
 }  // namespace
 
 Val* binaryOp(BinaryOpType op, Val* a, Val* b) {
   const std::string name = toString(op);
   Fusion* f = commonFusion({a, b}, name);
   std::vector<Val*> operands = alignRanks({a, b});
-  DataType promoted = promoteOperands(operands);
-  DataType compute = promoted;
-  DataType outType = promoted;
-  if (isComparison(op)) {
-    outType = DataType::Bool;
-  } else if (op == BinaryOpType::LogicalAnd || op == BinaryOpType::LogicalOr) {
-    outType = DataType::Bool;
-    compute = DataType::Bool;
-  } else if (isLogicalOrBitwise(op)) {
-    NVF_CHECK_KIND(isIntegralType(promoted) || promoted == DataType::Bool, Type,
-                   name, ": operands must be integral or Bool, got ",
-                   valDescription(a), " and ", valDescription(b));
-  } else {
-    NVF_CHECK_KIND(promoted != DataType::Bool || op == BinaryOpType::Maximum ||
-                       op == BinaryOpType::Minimum,
-                   Type, name,
-                   ": arithmetic on two Bool operands is not "
-                   "supported; cast them first");
-    compute = arithmeticResult(promoted);
-    outType = compute;
-    if (op == BinaryOpType::Pow && isIntegralType(compute)) {
-      checkIntegerPowExponent(a, b);
-    }
-  }
-  Val* out = newOutputLike(f, operands, outType, name);
-  f->addExpr<BinaryOp>(op, compute, out, operands[0], operands[1]);
+  BinaryTypes types = binaryTypes(op, promoteOperands(operands), a, b);
+  Val* out = newOutputLike(f, operands, types.out, name);
+  f->addExpr<BinaryOp>(op, types.compute, out, operands[0], operands[1]);
   return out;
 }
 
@@ -364,6 +426,28 @@ Val* clamp(Val* in, Val* lo, Val* hi) {
                  "clamp: operand must not be Bool");
   DataType t = arithmeticResult(promoteOperands({in, lo, hi}));
   return ternary(TernaryOpType::Clamp, in, lo, hi, t, t);
+}
+
+Val* addcmul(Val* in, Val* t1, Val* t2, Val* value) {
+  commonFusion({in, t1, t2, value}, "addcmul");
+  NVF_CHECK(!value->isTensor(), "addcmul: value must be a scalar, got ",
+            valDescription(value));
+  // As torch: the three operands decide the type, value only has to fit.
+  const DataType t = promoteOperands({in, t1, t2});
+  NVF_CHECK_KIND(
+      t != DataType::Bool, Type, "addcmul: operands must not all be Bool, got ",
+      valDescription(in), ", ", valDescription(t1), ", ", valDescription(t2));
+  NVF_CHECK_KIND(isFloatingType(t) || !isFloatingType(value->dtype()), Type,
+                 "addcmul: value ", valDescription(value),
+                 " must be an integer for operands of type ", toString(t));
+  auto as = [&](Val* v, DataType d) {
+    return v->dtype() == d ? v : castOp(v, d);
+  };
+  // torch's order: in + value * t1 * t2, every operand in the result type.
+  Val* scaled =
+      binaryOp(BinaryOpType::Mul, as(value, arithmeticResult(t)), as(t1, t));
+  return binaryOp(BinaryOpType::Add, as(in, t),
+                  binaryOp(BinaryOpType::Mul, scaled, as(t2, t)));
 }
 
 TensorView* full(Fusion& f, const std::vector<int64_t>& shape, Val* fillValue,

@@ -34,6 +34,9 @@ Val* binaryOp(BinaryOpType op, Val* a, Val* b);
 Val* where(Val* cond, Val* a, Val* b);
 Val* lerp(Val* start, Val* end, Val* weight);
 Val* clamp(Val* in, Val* lo, Val* hi);
+// in + value * t1 * t2 (torch.addcmul), built from mul and add. value is a
+// scalar; a floating one with integer operands is a TypeError, as in torch.
+Val* addcmul(Val* in, Val* t1, Val* t2, Val* value);
 
 // Result dtype of an elementwise op on these operands (nvFuser rules:
 // tensors decide within a category, scalars only raise the category).

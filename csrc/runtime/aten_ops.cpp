@@ -14,21 +14,83 @@ at::Tensor as(const at::Tensor& t, DataType d) {
   return t.scalar_type() == s ? t : t.to(s);
 }
 
-at::Tensor evalUnary(const UnaryOp& e, const at::Tensor& x) {
-  DataType outType = e.output(0)->dtype();
+// Ops read on the operand as it is: casts, predicates, logical and bitwise
+// not, the sign of a Bool. Undefined for every other op.
+at::Tensor evalOnOperand(const UnaryOp& e, const at::Tensor& x) {
   switch (e.op()) {
     case UnaryOpType::Cast:
-      return as(x, outType);
+      return as(x, e.output(0)->dtype());
     case UnaryOpType::IsNan:
       return at::isnan(x);
+    case UnaryOpType::IsInf:
+      return at::isinf(x);
+    case UnaryOpType::IsFinite:
+      return at::isfinite(x);
+    case UnaryOpType::IsNegInf:
+      return at::isneginf(x);
+    case UnaryOpType::IsPosInf:
+      return at::isposinf(x);
+    case UnaryOpType::Signbit:
+      return at::signbit(x);
     case UnaryOpType::LogicalNot:
       return at::logical_not(x);
     case UnaryOpType::BitwiseNot:
       return at::bitwise_not(x);
+    case UnaryOpType::Sign:
+      return x.scalar_type() == at::kBool ? x.clone() : at::Tensor();
     default:
-      break;
+      return at::Tensor();
   }
-  at::Tensor v = as(x, outType);
+}
+
+// The float-producing math added with nvFuser's full op list.
+at::Tensor evalMoreMath(UnaryOpType op, const at::Tensor& v) {
+  switch (op) {
+    case UnaryOpType::Acos:
+      return at::acos(v);
+    case UnaryOpType::Asin:
+      return at::asin(v);
+    case UnaryOpType::Atan:
+      return at::atan(v);
+    case UnaryOpType::Cosh:
+      return at::cosh(v);
+    case UnaryOpType::Sinh:
+      return at::sinh(v);
+    case UnaryOpType::Tan:
+      return at::tan(v);
+    case UnaryOpType::Exp2:
+      return at::exp2(v);
+    case UnaryOpType::Expm1:
+      return at::expm1(v);
+    case UnaryOpType::Log10:
+      return at::log10(v);
+    case UnaryOpType::Log1p:
+      return at::log1p(v);
+    case UnaryOpType::Log2:
+      return at::log2(v);
+    case UnaryOpType::Erfc:
+      return at::erfc(v);
+    case UnaryOpType::Erfinv:
+      return at::erfinv(v);
+    case UnaryOpType::Lgamma:
+      return at::lgamma(v);
+    case UnaryOpType::Sign:
+      return at::sign(v);
+    case UnaryOpType::Trunc:
+      return at::trunc(v);
+    case UnaryOpType::Frac:
+      return at::frac(v);
+    default:
+      return at::Tensor();
+  }
+}
+
+at::Tensor evalUnary(const UnaryOp& e, const at::Tensor& x) {
+  at::Tensor direct = evalOnOperand(e, x);
+  if (direct.defined()) {
+    return direct;
+  }
+  at::Tensor v = as(x, e.output(0)->dtype());
   switch (e.op()) {
     case UnaryOpType::Neg:
       return at::neg(v);
@@ -67,8 +129,11 @@ at::Tensor evalUnary(const UnaryOp& e, const at::Tensor& x) {
     case UnaryOpType::Round:
       return at::round(v);
     default:
-      NVF_THROW(Internal, "unhandled unary op ", e.opName());
+      break;
   }
+  at::Tensor r = evalMoreMath(e.op(), v);
+  NVF_ASSERT(r.defined(), "unhandled unary op ", e.opName());
+  return r;
 }
 
 // Integer div, fmod and remainder as the kernels define them (nvf_idiv in
@@ -103,9 +168,77 @@ at::Tensor integerDivision(const BinaryOp& e, const at::Tensor& a,
   return at::where(zero, a, r);
 }
 
+// Shifts by counts outside [0, bits) as the kernels define them (nvf_shl
+// in the device helpers): 0, or the sign for arithmetic right shifts. ATen
+// leaves them to the CPU on some versions (x86 takes the count modulo the
+// width), so in-range counts alone reach it.
+at::Tensor evalShift(BinaryOpType op, const at::Tensor& a,
+                     const at::Tensor& b) {
+  const int64_t bits = a.element_size() * 8;
+  at::Tensor outside = (b < 0) | (b >= bits);
+  at::Tensor count = at::clamp(b, 0, bits - 1);
+  switch (op) {
+    case BinaryOpType::BitwiseLeftShift:
+      return at::where(outside, at::zeros_like(a),
+                       at::bitwise_left_shift(a, count));
+    case BinaryOpType::BitwiseRightShift:
+      return at::bitwise_right_shift(
+          a, at::where(outside, at::full_like(count, bits - 1), count));
+    case BinaryOpType::LogicalRightShift: {
+      // The arithmetic shift with the copies of the sign bit masked off:
+      // the mask is ~(-1 << (bits - count)), all ones for a count of 0.
+      at::Tensor ones = at::full_like(count, -1);
+      at::Tensor mask =
+          at::where(count == 0, ones,
+                    at::bitwise_not(at::bitwise_left_shift(
+                        ones, at::clamp(bits - count, 1, bits - 1))));
+      at::Tensor r = at::bitwise_and(at::bitwise_right_shift(a, count), mask);
+      return at::where(outside, at::zeros_like(a), r);
+    }
+    default:
+      NVF_THROW(Internal, "evalShift: ", toString(op));
+  }
+}
+
+// nextafter in Half or BFloat16: one step of the 16-bit pattern (ATen has
+// no CPU kernel for Half on every version).
+at::Tensor reducedNextafter(const at::Tensor& a, const at::Tensor& b) {
+  at::Tensor fa = a.to(at::kFloat);
+  at::Tensor fb = b.to(at::kFloat);
+  at::Tensor bits = a.contiguous().view(at::kShort).to(at::kInt);
+  at::Tensor up = (fa < fb) == (fa > 0);
+  at::Tensor next = at::where(up, bits + 1, bits - 1);
+  // The smallest subnormal with b's sign (0x8001 as a short is -32767).
+  at::Tensor tiny =
+      at::where(fb < 0, at::full_like(bits, -32767), at::full_like(bits, 1));
+  next = at::where(fa == 0, tiny, next).to(at::kShort).view(a.scalar_type());
+  at::Tensor r = at::where(fa == fb, b, next);
+  return at::where(at::isnan(fa) | at::isnan(fb), (fa + fb).to(a.scalar_type()),
+                   r);
+}
+
 bool isDivision(BinaryOpType op) {
   return op == BinaryOpType::Div || op == BinaryOpType::Fmod ||
          op == BinaryOpType::Remainder;
+}
+
+// The binary ops added with nvFuser's full op list, in the compute type.
+at::Tensor evalMoreBinary(const BinaryOp& e, const at::Tensor& a,
+                          const at::Tensor& b) {
+  if (isShift(e.op())) {
+    return evalShift(e.op(), a, b);
+  }
+  switch (e.op()) {
+    case BinaryOpType::Atan2:
+      return at::atan2(a, b);
+    case BinaryOpType::Nextafter:
+      return isReducedFloat(e.computeType()) ? reducedNextafter(a, b)
+                                             : at::nextafter(a, b);
+    case BinaryOpType::Gcd:
+      return at::gcd(a, b);
+    default:
+      NVF_THROW(Internal, "unhandled binary op ", e.opName());
+  }
 }
 
 at::Tensor evalBinary(const BinaryOp& e, const at::Tensor& x,
@@ -177,6 +310,8 @@ at::Tensor evalBinary(const BinaryOp& e, const at::Tensor& x,
     case BinaryOpType::BitwiseXor:
       r = at::bitwise_xor(a, b);
       break;
+    default:
+      r = evalMoreBinary(e, a, b);
   }
   return as(r, e.output(0)->dtype());
 }

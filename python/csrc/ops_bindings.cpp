@@ -50,6 +50,28 @@ const std::map<std::string, UnaryOpType>& unaryTable() {
       {"isnan", UnaryOpType::IsNan},
       {"logical_not", UnaryOpType::LogicalNot},
       {"bitwise_not", UnaryOpType::BitwiseNot},
+      {"acos", UnaryOpType::Acos},
+      {"asin", UnaryOpType::Asin},
+      {"atan", UnaryOpType::Atan},
+      {"cosh", UnaryOpType::Cosh},
+      {"sinh", UnaryOpType::Sinh},
+      {"tan", UnaryOpType::Tan},
+      {"exp2", UnaryOpType::Exp2},
+      {"expm1", UnaryOpType::Expm1},
+      {"log10", UnaryOpType::Log10},
+      {"log1p", UnaryOpType::Log1p},
+      {"log2", UnaryOpType::Log2},
+      {"erfc", UnaryOpType::Erfc},
+      {"erfinv", UnaryOpType::Erfinv},
+      {"lgamma", UnaryOpType::Lgamma},
+      {"sign", UnaryOpType::Sign},
+      {"trunc", UnaryOpType::Trunc},
+      {"frac", UnaryOpType::Frac},
+      {"isinf", UnaryOpType::IsInf},
+      {"isfinite", UnaryOpType::IsFinite},
+      {"isneginf", UnaryOpType::IsNegInf},
+      {"isposinf", UnaryOpType::IsPosInf},
+      {"signbit", UnaryOpType::Signbit},
   };
   return t;
 }
@@ -76,6 +98,12 @@ const std::map<std::string, BinaryOpType>& binaryTable() {
       {"bitwise_and", BinaryOpType::BitwiseAnd},
       {"bitwise_or", BinaryOpType::BitwiseOr},
       {"bitwise_xor", BinaryOpType::BitwiseXor},
+      {"atan2", BinaryOpType::Atan2},
+      {"nextafter", BinaryOpType::Nextafter},
+      {"gcd", BinaryOpType::Gcd},
+      {"bitwise_left_shift", BinaryOpType::BitwiseLeftShift},
+      {"bitwise_right_shift", BinaryOpType::BitwiseRightShift},
+      {"logical_right_shift", BinaryOpType::LogicalRightShift},
   };
   return t;
 }
@@ -124,6 +152,7 @@ void bindOps(py::module_& m) {
   m.def("where", &where, ref);
   m.def("lerp", &lerp, ref);
   m.def("clamp", &clamp, ref);
+  m.def("addcmul", &addcmul, ref);
   m.def("cast", &castOp, ref);
   m.def(
       "broadcast",

@@ -94,6 +94,17 @@ class Ops:
         return self._call("clamp", _cops.clamp, self._val(x, "clamp"),
                           self._val(min, "clamp"), self._val(max, "clamp"))
 
+    def addcmul(self, x, tensor1, tensor2, value=1):
+        """x + value * tensor1 * tensor2 (torch.addcmul); value is a
+        scalar."""
+        if isinstance(value, Tensor):
+            raise TypeError("addcmul: value must be a scalar, got a Tensor")
+        return self._call("addcmul", _cops.addcmul,
+                          self._val(x, "addcmul"),
+                          self._val(tensor1, "addcmul"),
+                          self._val(tensor2, "addcmul"),
+                          self._val(value, "addcmul"))
+
     def truediv(self, a, b):
         """Division that computes integers in floating point."""
         a, b = self._val(a, "truediv"), self._val(b, "truediv")

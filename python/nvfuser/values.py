@@ -83,6 +83,12 @@ class _Value:
     def __xor__(self, o):
         return self._binary("bitwise_xor", o)
 
+    def __lshift__(self, o):
+        return self._binary("bitwise_left_shift", o)
+
+    def __rshift__(self, o):
+        return self._binary("bitwise_right_shift", o)
+
     def __neg__(self):
         return self._fd.ops.neg(self)
 

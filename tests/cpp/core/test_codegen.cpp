@@ -129,6 +129,55 @@ TEST(CodegenTest, EveryElementwiseOpCompiles) {
   EXPECT_EQ(compileAll(f).size(), 1u);
 }
 
+// The ops of nvFuser's list added later, from every dtype they take: the
+// CUDA spellings must exist for float, double, the integers, Bool, Half
+// and BFloat16 (nextafter steps in those).
+TEST(CodegenTest, EveryAddedElementwiseOpCompiles) {
+  Fusion f;
+  std::vector<Val*> ins;
+  for (DataType t :
+       {DataType::Float, DataType::Double, DataType::Int, DataType::Int32,
+        DataType::Bool, DataType::Half, DataType::BFloat16}) {
+    ins.push_back(defineTensor(f, {32}, t));
+  }
+  for (Val* x : ins) {
+    for (int u = static_cast<int>(UnaryOpType::Acos);
+         u <= static_cast<int>(UnaryOpType::Signbit); ++u) {
+      const auto op = static_cast<UnaryOpType>(u);
+      const DataType t = x->dtype();
+      if ((op == UnaryOpType::Frac && !isFloatingType(t)) ||
+          (op == UnaryOpType::Trunc && t == DataType::Bool)) {
+        continue;
+      }
+      f.addOutput(unaryOp(op, x));
+    }
+    const DataType t = x->dtype();
+    f.addOutput(binaryOp(BinaryOpType::Atan2, x, x));
+    if (isFloatingType(t)) {
+      f.addOutput(binaryOp(BinaryOpType::Nextafter, x, x));
+    }
+    if (isIntegralType(t)) {
+      for (int b = static_cast<int>(BinaryOpType::Gcd);
+           b <= static_cast<int>(BinaryOpType::LogicalRightShift); ++b) {
+        f.addOutput(binaryOp(static_cast<BinaryOpType>(b), x, x));
+      }
+    }
+    if (t != DataType::Bool) {
+      f.addOutput(addcmul(x, x, x, defineScalar(f, DataType::Int, 2)));
+    }
+  }
+  std::string all;
+  for (const std::string& code : compileAll(f)) {
+    all += code;
+  }
+  for (const char* spelling :
+       {"erfinvf(", "lgamma(", "nvf_nextafter_h(", "nvf_nextafter_b(",
+        "nextafterf(", "nvf_gcd(", "nvf_shl(", "nvf_lshr(", "truncf("}) {
+    EXPECT_NE(all.find(spelling), std::string::npos) << spelling;
+  }
+  compileAll(f, "sm_80");
+}
+
 // Found by the fuzzer (seed 2175): a pad whose widths are all zero.
 TEST(CodegenTest, ZeroWidthPadCompiles) {
   Fusion f;

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "exceptions.h"
 #include "ir/exprs.h"
 #include "ir/fusion.h"
@@ -90,6 +93,23 @@ TEST(IrTest, InputAndOutputMembership) {
   EXPECT_TRUE(other.isInput(x));
   EXPECT_FALSE(other.isInput(a));
   EXPECT_FALSE(other.isOutput(b));
+}
+
+// The printer and the Python bindings name ops by these strings: every op
+// type has its own.
+TEST(IrTest, EveryOpTypeHasItsOwnName) {
+  std::set<std::string> unary;
+  for (int u = 0; u <= static_cast<int>(UnaryOpType::Signbit); ++u) {
+    const std::string name = toString(static_cast<UnaryOpType>(u));
+    EXPECT_NE(name, "?") << u;
+    EXPECT_TRUE(unary.insert(name).second) << name;
+  }
+  std::set<std::string> binary;
+  for (int b = 0; b <= static_cast<int>(BinaryOpType::LogicalRightShift); ++b) {
+    const std::string name = toString(static_cast<BinaryOpType>(b));
+    EXPECT_NE(name, "?") << b;
+    EXPECT_TRUE(binary.insert(name).second) << name;
+  }
 }
 
 }  // namespace nvfuser

@@ -142,6 +142,30 @@ inline double __longlong_as_double(long long i) {
   std::memcpy(&d, &i, 8);
   return d;
 }
+inline long long __double_as_longlong(double d) {
+  long long i;
+  std::memcpy(&i, &d, 8);
+  return i;
+}
+// CUDA's erfinv has no host counterpart: Winitzki's estimate refined by
+// Newton steps in double (the residual through erfc near +-1, where erf
+// has no digits left), so the float version is correctly rounded.
+inline double erfinv(double y) {
+  if (!(y >= -1.0 && y <= 1.0)) return std::nan("");
+  if (y == 1.0 || y == -1.0) return y * HUGE_VAL;
+  const double a = 0.147, pi = 3.14159265358979323846;
+  const double m = std::fabs(y);
+  const double ln = std::log1p(-m * m), t = 2.0 / (pi * a) + ln / 2.0;
+  double x = std::sqrt(std::sqrt(t * t - ln / a) - t);
+  for (int k = 0; k < 4 && x > 0.0; ++k) {
+    const double r = m > 0.5 ? (1.0 - m) - std::erfc(x) : std::erf(x) - m;
+    x -= r / (2.0 / std::sqrt(pi) * std::exp(-x * x));
+  }
+  return std::copysign(x, y);  // erfinv(-0.0) is -0.0
+}
+inline float erfinvf(float y) {
+  return (float)erfinv((double)y);
+}
 inline float rsqrtf(float x) {
   return 1.f / std::sqrt(x);
 }

@@ -13,6 +13,7 @@
 
 #include "../emu/kernel_emulator.h"
 #include "../fuzz/fuzz_case.h"
+#include "emulated_run.h"
 #include "exceptions.h"
 #include "ops/arith.h"
 #include "ops/concretize.h"
@@ -25,37 +26,6 @@
 namespace nvfuser {
 
 namespace {
-// The outputs of a fusion's generated kernels (run by the emulator, every
-// other group through ATen) next to the ATen evaluation of the whole fusion.
-struct EmulatedRun {
-  std::vector<at::Tensor> outs;
-  std::vector<at::Tensor> ref;
-  std::string atenError;  // what ATen raised instead of giving `ref`
-  size_t kernels = 0;
-};
-
-EmulatedRun runEmulatedAndAten(Fusion& f, const std::vector<at::Tensor>& inputs,
-                               const ReplayOverride& rewrite = {}) {
-  std::vector<RuntimeArg> args;
-  for (const at::Tensor& t : inputs) {
-    args.push_back(RuntimeArg::fromTensor(t));
-  }
-  ConcreteFusion c = concretize(f, describeArgs(f, args), rewrite);
-  SegmentedRuntime runtime(segmentFusion(*c.fusion, Options()), args,
-                           Options());
-  EmulatedRun run;
-  run.outs = runEmulated(runtime, args);
-  try {
-    run.ref = AtenEvaluator::run(*c.fusion, args, at::kCPU);
-  } catch (const Error& e) {
-    run.atenError = e.what();
-  }
-  for (const auto& k : runtime.kernels()) {
-    run.kernels += k != nullptr;
-  }
-  return run;
-}
-
 // Segments the fusion for `args`, runs every generated kernel through the
 // emulator; returns how many groups were kernels. Outputs must match ATen.
 size_t checkEmulated(Fusion& f, const std::vector<at::Tensor>& inputs,
@@ -70,12 +40,6 @@ size_t checkEmulated(Fusion& f, const std::vector<at::Tensor>& inputs,
         << "output " << k << " max diff " << (a - b).abs().max().item<double>();
   }
   return run.kernels;
-}
-
-// Exact equality where NaNs count as equal (integer results, inf and NaN).
-bool sameValues(const at::Tensor& a, const at::Tensor& b) {
-  return a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() &&
-         ((a == b) | (at::isnan(a) & at::isnan(b))).all().item<bool>();
 }
 
 TensorView* rowBroadcast(TensorView* t, int64_t rows, int64_t cols) {
