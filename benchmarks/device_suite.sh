@@ -6,7 +6,7 @@
 #   OUT_DIR=$OUT bash benchmarks/device_suite.sh [step ...]
 #
 # Steps (default: all, in this order): tests fx_tests demo pointwise norm
-# fx_backend rope model. Setup (apt skipped, python3 on PATH) always runs
+# fx_backend rope warm model. Setup (apt skipped, python3 on PATH) always runs
 # first. The model step (benchmarks/model_bench.py, one child process per
 # model) runs MODEL_BENCH_ARGS, default "--models llama,qwen2,mistral
 # --dynamic"; e.g. MODEL_BENCH_ARGS="--models qwen3,gemma2,phi3,olmo2,granite"
@@ -42,7 +42,7 @@ step setup 300 bash scripts/setup.sh || {
 
 want() { [ $# -eq 0 ] || [[ " $* " == *" $STEP "* ]]; }
 ARGS=("$@")
-for STEP in tests fx_tests demo pointwise norm fx_backend rope model; do
+for STEP in tests fx_tests demo pointwise norm fx_backend rope warm model; do
   want "${ARGS[@]}" || continue
   case "$STEP" in
     tests)
@@ -69,6 +69,9 @@ for STEP in tests fx_tests demo pointwise norm fx_backend rope model; do
       step rope 500 "$PY" benchmarks/rope/run_suite.py --quick \
         --out "$OUT_DIR/rope"
       grep -E "^\||^###|^WARNING" "$OUT_DIR/rope/rope_suite.md" | tail -n 60 ;;
+    warm)
+      step warm 200 "$PY" benchmarks/warm_restart.py --json "$OUT_DIR/warm.json"
+      grep -E "^\|" "$OUT_DIR/warm.log" ;;
     model)
       # shellcheck disable=SC2086  # MODEL_BENCH_ARGS is a list of flags
       step model 480 "$PY" benchmarks/model_bench.py --isolate --budget-s 420 \

@@ -2,6 +2,7 @@
 
 #include <nvrtc.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -16,6 +17,12 @@
 #include "options.h"
 
 namespace nvfuser {
+
+namespace {
+std::atomic<uint64_t> nvrtcCompiles{0};
+std::atomic<uint64_t> memoryHits{0};
+std::atomic<uint64_t> diskHits{0};
+}  // namespace
 
 namespace {
 void checkNvrtc(nvrtcResult r, const char* what) {
@@ -75,6 +82,7 @@ std::string withoutPtxasReport(const std::string& log) {
 CompiledKernel compileUncached(const std::string& source,
                                const std::string& name, const std::string& arch,
                                bool ptxasVerbose, int maxRegisters) {
+  ++nvrtcCompiles;
   nvrtcProgram prog;
   checkNvrtc(nvrtcCreateProgram(&prog, source.c_str(), (name + ".cu").c_str(),
                                 0, nullptr, nullptr),
@@ -115,6 +123,14 @@ CompiledKernel compileUncached(const std::string& source,
   return k;
 }
 }  // namespace
+
+KernelCompileStats kernelCompileStats() {
+  KernelCompileStats s;
+  s.nvrtcCompiles = nvrtcCompiles.load();
+  s.memoryHits = memoryHits.load();
+  s.diskHits = diskHits.load();
+  return s;
+}
 
 KernelCaches KernelCaches::standard() {
   KernelCaches caches;
@@ -157,6 +173,7 @@ CompiledKernel compileWithDiskCache(const std::string& source,
   }
   const Sha256Digest key = kernelCacheKey(source, name, arch, maxRegisters);
   if (std::optional<KernelCacheEntry> entry = disk->load(key)) {
+    ++diskHits;
     CompiledKernel k;
     k.arch = arch;
     k.cubin = std::move(entry->payload);
@@ -194,11 +211,17 @@ CompiledKernel compileWithNvrtc(const std::string& source,
     // The disk cache is safe to use from many threads on its own.
     return compileWithDiskCache(source, name, arch, maxRegisters, caches.disk);
   }
-  return KernelMemoryCache::get().getOrCompile(
+  bool missed = false;
+  CompiledKernel k = KernelMemoryCache::get().getOrCompile(
       {source, arch, maxRegisters}, [&] {
+        missed = true;
         return compileWithDiskCache(source, name, arch, maxRegisters,
                                     caches.disk);
       });
+  if (!missed) {
+    ++memoryHits;
+  }
+  return k;
 }
 
 std::string nvrtcVersionString() {

@@ -2,6 +2,7 @@
 // be compiled on any machine (CI compiles them all for sm_90).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,17 @@ CompiledKernel compileWithNvrtc(
 // cubin (source, name, arch, NVRTC version and options, entry format).
 Sha256Digest kernelCacheKey(const std::string& source, const std::string& name,
                             const std::string& arch, int maxRegisters);
+
+// What this process' compiles did, counted since it started: NVRTC runs,
+// and kernels found in the memory or the disk cache instead. A warm
+// restart (the disk cache of an earlier process) compiles with no NVRTC
+// run.
+struct KernelCompileStats {
+  uint64_t nvrtcCompiles = 0;
+  uint64_t memoryHits = 0;
+  uint64_t diskHits = 0;
+};
+KernelCompileStats kernelCompileStats();
 
 // NVRTC's version, e.g. "13.0".
 std::string nvrtcVersionString();

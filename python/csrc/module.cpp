@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
+#include "compiler/nvrtc_compiler.h"
 #include "exceptions.h"
 #include "ir/dtype.h"
 #include "options.h"
@@ -69,6 +70,15 @@ PYBIND11_MODULE(_C, m) {
     return nvfuser_noops ? nvfuser::Options::nvfuserNames(g)
                          : nvfuser::Options::validNames(g);
   }, py::arg("group"), py::arg("nvfuser_noops") = false);
+
+  m.def("kernel_compile_stats", [] {
+    nvfuser::KernelCompileStats s = nvfuser::kernelCompileStats();
+    py::dict d;
+    d["nvrtc_compiles"] = s.nvrtcCompiles;
+    d["memory_hits"] = s.memoryHits;
+    d["disk_hits"] = s.diskHits;
+    return d;
+  }, "This process' kernel compiles: NVRTC runs and cache hits");
 
   nvfuser::python::bindFusion(m);
   py::module_ ops = m.def_submodule("ops", "op builders");

@@ -18,14 +18,20 @@ import torch  # noqa: F401  (loads libtorch before the extension)
 from . import _C
 from ._C import DataType
 from . import pytorch_utils  # noqa: F401 (nvfuser.pytorch_utils)
-from .fusion_cache import FusionCache
+from .fusion_cache import (FusionCache, default_workspace,
+                           disable_automatic_serialization,
+                           enable_automatic_serialization,
+                           kernel_compile_stats, serialize)
 from .fusion_definition import FusionDefinition, Scalar, Tensor, Vector
 from .utils import (clone, compute_contiguity, compute_tensor_descriptor,
                     version)
 
 __all__ = ["DataType", "FusionCache", "FusionDefinition", "Scalar", "Tensor",
            "Vector", "clone", "compute_contiguity",
-           "compute_tensor_descriptor", "version"]
+           "compute_tensor_descriptor", "default_workspace",
+           "disable_automatic_serialization",
+           "enable_automatic_serialization", "kernel_compile_stats",
+           "serialize", "version"]
 
 # Loaded CUDA modules are unloaded while the driver is certainly still up
 # (C++ static destruction comes too late for that).
