@@ -13,6 +13,7 @@
 #include "codegen/pointwise_codegen.h"
 #include "ir/exprs.h"
 #include "scheduler/row_reduction_plan.h"
+#include "scheduler/scheduler.h"
 
 namespace nvfuser {
 namespace pointwise_detail {
@@ -133,7 +134,16 @@ class PointwiseKernelGenerator {
   // compute() of v's definition, cached in the current scope.
   Value computeAndCache(const Val* v, const Index& idx);
   Value compute(const Expr* e, const Val* v, const Index& idx);
-  static std::string valueKey(const Val* v, const Index& idx) {
+  // In a row kernel a reduced value has one key per row: the row plan
+  // admits only uses that stay in the row (keepsRows), so however a
+  // reshape spelled its index, it is this row's value (looked up under
+  // another key it would be recomputed per element: a full pass over the
+  // row for every element).
+  std::string valueKey(const Val* v, const Index& idx) const {
+    if (rowStrategy_ && v->definition() != nullptr &&
+        isReductionLike(v->definition())) {
+      return v->ref() + "@row";
+    }
     return v->ref() + "@" + keyOf(idx);
   }
   // A value at an index that compute() will ask for.
@@ -215,7 +225,8 @@ class PointwiseKernelGenerator {
   bool persistent_ = false;
   int64_t persistentVectors_ = 1;  // per thread
   int64_t persistentStride_ = 0;   // elements between a thread's vectors
-  int64_t rowReductions_ = 0;      // block reductions emitted in this row
+  int64_t rowReductions_ = 0;
+  bool rowStrategy_ = false;  // generating a row kernel      // block reductions emitted in this row
   std::vector<RowChunk> persistentChunks_;
   int64_t split_ = 1;              // chunks of the split reduced dim
   int64_t splitAxis_ = -1;         // that dim, of the sum's input

@@ -134,6 +134,10 @@ void PointwiseKernelGenerator::closeReductionLoops(
 
 Value PointwiseKernelGenerator::reduce(const Expr* e, const Val* v,
                                        const Index& idx) {
+  // A row kernel computes each reduction once per row (rowReduce); getting
+  // here would loop over the row again for every element it is used by.
+  NVF_CHECK_KIND(!rowStrategy_, Internal, "row kernel: ", exprRef(e),
+                 " is not one of the row's passes");
   const TensorView* in = e->input(0)->asTensor();
   bool lane = false;
   for (const Ix& i : idx) {

@@ -113,12 +113,11 @@ void PointwiseKernelGenerator::rowReduce(const Expr* e,
                     "*>(nvf_smem + " + std::to_string(k % 2 * 32) + "))");
   };
   Index outIdx = rowIndex(e->output(0)->asTensor(), {});
-  const std::string key = keyOf(outIdx);
   if (red != nullptr) {
     Value r = pass(red->op(), "");
     std::string v =
         red->op() == ReductionOpType::Mean ? r.name + " / " + count : r.name;
-    scopes_.back()[e->output(0)->ref() + "@" + key] = emit(
+    scopes_.back()[valueKey(e->output(0), outIdx)] = emit(
         e->output(0)->dtype(), false, castExpr(acc, e->output(0)->dtype(), v));
     return;
   }
@@ -127,11 +126,11 @@ void PointwiseKernelGenerator::rowReduce(const Expr* e,
   Value m2 = pass(ReductionOpType::Sum, mean.name);
   const int64_t dof =
       std::max<int64_t>(plan.rowLength - exprAs<VarMeanOp>(e)->correction(), 0);
-  scopes_.back()[e->output(0)->ref() + "@" + key] =
+  scopes_.back()[valueKey(e->output(0), outIdx)] =
       emit(e->output(0)->dtype(), false,
            castExpr(acc, e->output(0)->dtype(),
                     m2.name + " / (" + t + ")" + std::to_string(dof)));
-  scopes_.back()[e->output(1)->ref() + "@" + key] =
+  scopes_.back()[valueKey(e->output(1), outIdx)] =
       emit(e->output(1)->dtype(), false,
            castExpr(acc, e->output(1)->dtype(), mean.name));
 }
@@ -139,6 +138,7 @@ void PointwiseKernelGenerator::rowReduce(const Expr* e,
 std::string PointwiseKernelGenerator::rowBody(const RowReductionPlan& plan,
                                               int64_t v) {
   lanes_ = v;
+  rowStrategy_ = true;
   body_.str("");
   scopes_.assign(1, {});
   rowIdx_.clear();

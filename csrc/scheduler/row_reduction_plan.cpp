@@ -1,5 +1,8 @@
 #include "scheduler/row_reduction_plan.h"
 
+#include <unordered_set>
+#include <utility>
+
 #include "analysis/tensor_shape.h"
 #include "ir/exprs.h"
 #include "ir/list_string.h"
@@ -33,6 +36,94 @@ const std::vector<int64_t>& reductionAxes(const Expr* e) {
   const auto* red = exprAs<ReductionOp>(e);
   return red ? red->axes() : exprAs<VarMeanOp>(e)->axes();
 }
+
+namespace {
+// The dims of e's input whose elements move (a slice, pad or cat along
+// them); every dim when unknown.
+std::vector<int64_t> movedDims(const Expr* e) {
+  const std::vector<int64_t> shape = concreteShape(e->input(0)->asTensor());
+  std::vector<int64_t> moved;
+  if (const auto* s = exprAs<SliceOp>(e)) {
+    for (size_t d = 0; d < s->ranges().size(); ++d) {
+      const SliceRange& r = s->ranges()[d];
+      if (r.start != 0 || r.stop != shape[d] || r.step != 1) {
+        moved.push_back(int64_t(d));
+      }
+    }
+  } else if (const auto* p = exprAs<PadOp>(e)) {
+    for (size_t d = 0; d < p->widths().size(); ++d) {
+      if (p->widths()[d] != std::make_pair(int64_t(0), int64_t(0))) {
+        moved.push_back(int64_t(d));
+      }
+    }
+  } else if (const auto* c = exprAs<CatOp>(e)) {
+    moved.push_back(c->dim());
+  } else {
+    for (size_t d = 0; d < shape.size(); ++d) {
+      moved.push_back(int64_t(d));
+    }
+  }
+  return moved;
+}
+
+// Whether `e`, reading a value computed from a row reduction, keeps every
+// element in its row: the generator then reads the row's reduced value
+// wherever such a value is used (its index names the same row however a
+// reshape spelled it). Elementwise ops, broadcasts, expands, squeezes,
+// copies and reshapes (row-major order) do; a permute only of size-1
+// dims; a slice, pad or cat only along dims of the row itself.
+Decision keepsRows(const Expr* e, const RowReductionPlan& plan) {
+  switch (e->type()) {
+    case ExprType::Unary:
+    case ExprType::Binary:
+    case ExprType::Ternary:
+    case ExprType::Broadcast:
+    case ExprType::Expand:
+    case ExprType::Squeeze:
+    case ExprType::LoadStore:
+    case ExprType::Reshape:
+    case ExprType::Reduction:
+    case ExprType::VarMean:
+      return Decision::yes();
+    case ExprType::Permute: {
+      const std::vector<int64_t> shape = concreteShape(e->input(0)->asTensor());
+      int64_t last = -1;
+      for (int64_t d : exprAs<PermuteOp>(e)->perm()) {
+        if (shape[size_t(d)] != 1) {
+          if (d < last) {
+            return Decision::no(exprRef(e) + " permutes the rows of a "
+                                "row-reduced value");
+          }
+          last = d;
+        }
+      }
+      return Decision::yes();
+    }
+    default:
+      break;
+  }
+  const TensorView* in = e->input(0)->asTensor();
+  std::vector<int64_t> full = plan.rows;
+  full.insert(full.end(), plan.inner.begin(), plan.inner.end());
+  const std::vector<int64_t> shape = concreteShape(in);
+  if (shapeWithoutOnes(in) == full) {
+    // Position of each dim among the non-size-1 dims: rows come first.
+    bool inner = true;
+    for (int64_t d : movedDims(e)) {
+      int64_t pos = 0;
+      for (int64_t k = 0; k < d; ++k) {
+        pos += shape[size_t(k)] != 1 ? 1 : 0;
+      }
+      inner = inner && shape[size_t(d)] != 1 &&
+              pos >= static_cast<int64_t>(plan.rows.size());
+    }
+    if (inner) {
+      return Decision::yes();
+    }
+  }
+  return Decision::no(exprRef(e) + " moves a row-reduced value across rows");
+}
+}  // namespace
 
 Decision planRowReduction(const std::vector<const Expr*>& exprs,
                           const std::vector<const TensorView*>& outputs,
@@ -94,6 +185,22 @@ Decision planRowReduction(const std::vector<const Expr*>& exprs,
                           " is neither a row " + listToString(plan->rows) +
                           " nor a full row " + listToString(full) +
                           " nor a reshape of one");
+    }
+  }
+  std::unordered_set<const Val*> fromReduction;
+  for (const Expr* e : exprs) {
+    bool reads = isReductionLike(e);
+    for (const Val* in : e->inputs()) {
+      reads = reads || fromReduction.count(in) > 0;
+    }
+    if (!reads) {
+      continue;
+    }
+    if (Decision d = keepsRows(e, *plan); !d) {
+      return d;
+    }
+    for (const Val* o : e->outputs()) {
+      fromReduction.insert(o);
     }
   }
   for (int64_t r : plan->rows) {

@@ -20,6 +20,7 @@
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
 #include "runtime/aten_evaluator.h"
+#include "scheduler/generated_kernel_rules.h"
 #include "scheduler/reduction_split.h"
 #include "segmenter/segment_candidate_finder.h"
 
@@ -203,6 +204,52 @@ TEST(EmulatedKernelTest, ReductionOfInnermostAndOuterDimsIsOneRowKernel) {
   f.addOutput(vm.first);
   f.addOutput(vm.second);
   EXPECT_EQ(checkEmulated(f, {at::randn({6, 5, 64})}, 1e-4), 1u);
+}
+
+// Softmax over [B*T, V] of an input viewed as [B, T, V], its max viewed
+// back as [B, T, 1] (a Hugging Face loss): the row kernel looked the max up
+// under the reshaped index, missed, and recomputed it per element (a loop
+// over the whole row for every element: 110 ms for a Llama step's loss).
+// One pass per reduction now, and the same numbers.
+TEST(EmulatedKernelTest, ReshapedRowReductionIsNotRecomputed) {
+  Fusion f;
+  TensorView* x = defineTensor(f, {2, 8, 256}, DataType::Float);
+  TensorView* x2 = reshape(x, {16, 256});
+  TensorView* m = reshape(reduction(ReductionOpType::Max, x2, {1}, true),
+                          {2, 8, 1});
+  TensorView* e = unaryOp(UnaryOpType::Exp,
+                          binaryOp(BinaryOpType::Sub, x, expand(m, {2, 8, 256}))
+                              ->asTensor())
+                      ->asTensor();
+  TensorView* e2 = reshape(e, {16, 256});
+  TensorView* s = reduction(ReductionOpType::Sum, e2, {1}, true);
+  f.addOutput(binaryOp(BinaryOpType::Div, e2, expand(s, {16, 256})));
+  EXPECT_EQ(checkEmulated(f, {at::randn({2, 8, 256})}, 1e-5), 1u);
+  KernelSource ks = generatePointwiseKernel(f, "k", {});
+  EXPECT_TRUE(ks.rowReduction);
+  size_t loops = 0;  // the row loop only
+  for (size_t p = ks.code.find("for (unsigned r"); p != std::string::npos;
+       p = ks.code.find("for (unsigned r", p + 1)) {
+    ++loops;
+  }
+  EXPECT_EQ(loops, 1u);
+}
+
+// A row-reduced value read at another row (sliced along the rows) is not a
+// row kernel: the inner_persistent scheduler says why.
+TEST(EmulatedKernelTest, RowReducedValueMovedAcrossRowsIsRejected) {
+  Fusion f;
+  TensorView* x = defineTensor(f, {16, 256}, DataType::Float);
+  TensorView* m = reduction(ReductionOpType::Max, x, {1}, true);  // [16, 1]
+  TensorView* shifted = pad(slice(m, {1, 0}, {16, 1}, {1, 1}), {0, 0, 0, 1},
+                              nullptr);
+  f.addOutput(binaryOp(BinaryOpType::Sub, x, expand(shifted, {16, 256})));
+  Decision d = generatedKernelFits(f);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.reason().find("moves a row-reduced value across rows"),
+            std::string::npos)
+      << d.reason();
+  EXPECT_GE(checkEmulated(f, {at::randn({16, 256})}), 1u);  // still right
 }
 
 // A full sum of 2^20 values was one block (one row): the splitter gives it
