@@ -6,6 +6,7 @@
 
 #include "analysis/tensor_shape.h"
 #include "ir/exprs.h"
+#include "scheduler/no_op_scheduler.h"
 #include "scheduler/reduction_analysis.h"
 #include "scheduler/scheduler.h"
 
@@ -95,7 +96,82 @@ Decision generatedKernelFits(const std::vector<const Expr*>& exprs,
   return plan.active ? Decision::yes() : serialReductionsFit(exprs);
 }
 
+namespace {
+bool isViewExpr(const Expr* e) {
+  switch (e->type()) {
+    case ExprType::Reshape:
+    case ExprType::Broadcast:
+    case ExprType::Squeeze:
+    case ExprType::Expand:
+    case ExprType::Permute:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool movesDims(const PermuteOp* p) {
+  const std::vector<int64_t> shape = concreteShape(p->input(0)->asTensor());
+  int64_t last = -1;
+  for (int64_t d : p->perm()) {
+    if (shape[size_t(d)] != 1) {
+      if (d < last) {
+        return true;
+      }
+      last = d;
+    }
+  }
+  return false;
+}
+
+// Whether the no_op scheduler takes `exprs` on their own (views of their
+// inputs, no copy).
+bool viewsAlone(const SegmentView& view, std::vector<const Expr*> exprs) {
+  std::sort(exprs.begin(), exprs.end(), [](const Expr* a, const Expr* b) {
+    return a->position() < b->position();
+  });
+  return NoOpScheduler().canSchedule(
+                            SegmentView(view.fusion(), exprs, {}, nullptr))
+      .ok();
+}
+}  // namespace
+
+Decision viewOutputsStayViews(const SegmentView& view) {
+  for (const TensorView* o : view.outputs()) {
+    const Expr* def = o->definition();
+    if (def == nullptr || !view.contains(def) || !isViewExpr(def)) {
+      continue;
+    }
+    // A transpose written by a kernel is a second, uncoalesced copy of what
+    // the kernel computes (a matmul gradient's t() of its input).
+    const auto* p = exprAs<PermuteOp>(def);
+    if (p != nullptr && movesDims(p) && viewsAlone(view, {def})) {
+      return Decision::no("output " + o->ref() + " is a transpose (" +
+                          exprRef(def) +
+                          "): a no_op view of the value returns it "
+                          "without a copy");
+    }
+    // Views of a fusion input all the way: the kernel would copy the input.
+    std::vector<const Expr*> chain;
+    const TensorView* v = o;
+    while (v->definition() != nullptr && view.contains(v->definition()) &&
+           isViewExpr(v->definition())) {
+      chain.push_back(v->definition());
+      v = v->definition()->input(0)->asTensor();
+    }
+    if (view.fusion().isInput(v) && viewsAlone(view, chain)) {
+      return Decision::no("output " + o->ref() + " is a view of fusion input " +
+                          v->ref() + ": a no_op view returns it without a "
+                          "copy");
+    }
+  }
+  return Decision::yes();
+}
+
 Decision generatedKernelFits(const SegmentView& view) {
+  if (Decision d = viewOutputsStayViews(view); !d) {
+    return d;
+  }
   return generatedKernelFits(
       view.exprs(), view.outputs(),
       [&view](const Expr* e) { return view.contains(e); });

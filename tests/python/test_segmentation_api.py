@@ -166,3 +166,25 @@ def test_long_reduction_with_epilogue_is_split():
         fd2.add_output(fd2.ops.sum(fd2.from_pytorch(x.float()), [1]))
     fd2.execute([x.float()])
     assert len(fd2.last_segmentation()["groups"]) == 1
+
+
+def test_view_outputs_are_not_copied_by_kernels():
+    # A kernel output's transpose (a matmul gradient's t()) and a reshape
+    # of an input were written by the kernel as extra, uncoalesced copies
+    # (the Llama backward wrote its RoPE gradients twice, 394 us); they are
+    # no_op views now: same values, a transposed stride, no extra family.
+    x = torch.randn(64, 128)
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        y = fd.ops.exp(t)
+        fd.add_output(y)
+        fd.add_output(fd.ops.permute(y, [1, 0]))
+        fd.add_output(fd.ops.reshape(t, [2, 32, 128]))
+    y, yt, xv = fd.execute([x])
+    torch.testing.assert_close(yt, x.exp().t())
+    assert yt.stride() == (1, 128)
+    assert xv.data_ptr() == x.data_ptr()
+    groups = fd.last_segmentation()["groups"]
+    assert sorted(g["scheduler"] for g in groups) == ["no_op", "pointwise"]
+    kernels = fd.cuda_code_for([x], "sm_90")
+    assert len(kernels) == 1 and kernels[0].count("nvf_vstore(out") == 1
