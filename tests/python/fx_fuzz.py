@@ -6,8 +6,10 @@ Each case is one seed. ``generate(seed)`` writes a Python function (its
 source is kept, so a failure can be read and replayed) over random inputs
 of random dtypes (float32/64, float16, int32/64, bool), mixing unary and
 binary ops (every division form with ints, floats and bools, broadcasting,
-Python scalars), reductions with keepdim, views, where, casts, and now and
-then an in-place op or an ``out=`` call. Every line is run in eager while
+Python scalars; the floating functions, sign/trunc/frac, the predicates,
+atan2, nextafter, gcd, the shifts, addcmul), reductions with keepdim,
+views, where, casts, and now and then an in-place op or an ``out=``
+call. Every line is run in eager while
 the program is written; a line PyTorch rejects (a dtype it does not
 implement, an integer division by zero) is dropped, so every program runs
 in eager. ``run_case(seed)`` traces the program (``symbolic_trace`` or
@@ -195,7 +197,16 @@ _UNARY = ("torch.neg({x})", "torch.abs({x})", "torch.exp({x})",
           "{x}.ceil()", "torch.round({x})", "torch.round({x}, decimals=1)",
           "torch.round({x}, decimals=-1)", "{x}.round(decimals=2)",
           "torch.logical_not({x})", "torch.bitwise_not({x})", "-{x}",
-          "~{x}")
+          "~{x}", "torch.acos({x})", "torch.asin({x})", "{x}.atan()",
+          "torch.cosh({x})", "torch.sinh({x})", "torch.tan({x})",
+          "torch.exp2({x})", "torch.expm1({x})", "torch.log10({x})",
+          "torch.log1p({x})", "{x}.log2()", "torch.erfc({x})",
+          "torch.erfinv({x})", "torch.lgamma({x})", "torch.arcsin({x})",
+          "torch.special.expm1({x})", "torch.special.gammaln({x})",
+          "torch.sign({x})", "torch.sgn({x})", "{x}.trunc()",
+          "torch.fix({x})", "torch.frac({x})", "torch.isinf({x})",
+          "torch.isfinite({x})", "{x}.isneginf()", "torch.isposinf({x})",
+          "torch.signbit({x})", "torch.isnan({x})")
 
 _BINARY = ("{a} + {b}", "{a} - {b}", "{a} * {b}", "{a} / {b}",
            "{a} // {b}", "{a} % {b}", "torch.div({a}, {b})",
@@ -209,7 +220,9 @@ _BINARY = ("{a} + {b}", "{a} - {b}", "{a} * {b}", "{a} / {b}",
            "{a} & {b}", "{a} | {b}", "{a} ^ {b}",
            "torch.add({a}, {b}, alpha=2)", "torch.sub({a}, {b}, alpha=-1)",
            "torch.rsub({a}, {b})", "torch.mul({a}, other={b})",
-           "{a} ** 2", "torch.pow({a}, 0.5)")
+           "{a} ** 2", "torch.pow({a}, 0.5)", "torch.atan2({a}, {b})",
+           "{a}.arctan2({b})", "torch.nextafter({a}, {b})",
+           "torch.gcd({a}, {b})")
 
 _DIVISIONS = ("/", "//", "%", "div", "divide", "remainder", "fmod")
 
@@ -227,6 +240,30 @@ def _binary(b, rng):
     if rng.random() < 0.2 and form.startswith("{a} "):
         a, other = _scalar(rng, False), b.pick()  # 2 - x, 3 // x
     return b.add(form.format(a=a, b=other))
+
+
+def _shift(b, rng):
+    """x << n and x >> n in their spellings. Counts stay in [0, bits)
+    (a tensor count masked with & 15): torch 1.13's CPU kernels take
+    others modulo the width, the core gives 0 (the sign for >>) as
+    torch's current kernels. A constant count outside the range stays in
+    eager."""
+    x, n = b.pick(), b.pick()
+    count = rng.choice(("({n} & 15)", "({n} & 15)", str(rng.randrange(8)),
+                        "40", "-1")).format(n=n)
+    form = rng.choice(("{x} << {c}", "{x} >> {c}",
+                       "torch.bitwise_left_shift({x}, {c})",
+                       "torch.bitwise_right_shift({x}, {c})",
+                       "{x}.bitwise_left_shift({c})", "{s} << ({n} & 7)",
+                       "torch.bitwise_right_shift({s}, {n} & 7)"))
+    return b.add(form.format(x=x, c=count, n=n,
+                             s=rng.choice((3, -100, 1))))
+
+
+def _addcmul(b, rng):
+    return b.add("torch.addcmul(%s, %s, %s%s)" % (
+        b.pick(), b.pick(), b.pick(), rng.choice(
+            ("", ", value=2", ", value=-0.5", ", value=0.25"))))
 
 
 def _reduction(b, rng):
@@ -365,7 +402,8 @@ def _inplace(b, rng, setitem):
 
 
 _STEPS = ((_unary, 3), (_binary, 6), (_reduction, 2), (_view, 3),
-          (_cast, 1), (_where, 1), (_factory, 1))
+          (_cast, 1), (_where, 1), (_factory, 1), (_shift, 1),
+          (_addcmul, 1))
 
 
 def generate(seed):
