@@ -151,7 +151,8 @@ Decision viewOutputsStayViews(const SegmentView& view) {
                           "): a no_op view of the value returns it "
                           "without a copy");
     }
-    // Views of a fusion input all the way: the kernel would copy the input.
+    // Views of a segment input all the way (a fusion input, or the logits a
+    // matmul segment wrote): the kernel would copy that input.
     std::vector<const Expr*> chain;
     const TensorView* v = o;
     while (v->definition() != nullptr && view.contains(v->definition()) &&
@@ -159,8 +160,10 @@ Decision viewOutputsStayViews(const SegmentView& view) {
       chain.push_back(v->definition());
       v = v->definition()->input(0)->asTensor();
     }
-    if (view.fusion().isInput(v) && viewsAlone(view, chain)) {
-      return Decision::no("output " + o->ref() + " is a view of fusion input " +
+    const bool readHere = v->definition() == nullptr ||
+                          !view.contains(v->definition());
+    if (readHere && viewsAlone(view, chain)) {
+      return Decision::no("output " + o->ref() + " is a view of input " +
                           v->ref() + ": a no_op view returns it without a "
                           "copy");
     }

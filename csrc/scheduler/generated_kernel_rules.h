@@ -30,7 +30,7 @@ Decision generatedKernelFits(const std::vector<const Expr*>& exprs,
                              const std::vector<const TensorView*>& outputs,
                              const InSegment& inside);
 // Also no when an output is a view that needs no kernel: a transpose of a
-// computed value, or views of a fusion input (viewOutputsStayViews).
+// computed value, or views of a segment input (viewOutputsStayViews).
 Decision generatedKernelFits(const SegmentView& view);
 Decision viewOutputsStayViews(const SegmentView& view);
 Decision generatedKernelFits(const Fusion& fusion);

@@ -188,3 +188,20 @@ def test_view_outputs_are_not_copied_by_kernels():
     assert sorted(g["scheduler"] for g in groups) == ["no_op", "pointwise"]
     kernels = fd.cuda_code_for([x], "sm_90")
     assert len(kernels) == 1 and kernels[0].count("nvf_vstore(out") == 1
+
+
+def test_view_of_a_matmul_output_is_not_copied():
+    # The loss kernel of a Llama step copied the logits (a matmul output
+    # viewed [2, 2048, 32000]) because a region returned that view too.
+    a, b = torch.randn(64, 32), torch.randn(32, 128)
+    with FusionDefinition() as fd:
+        m = fd.ops.matmul(fd.from_pytorch(a), fd.from_pytorch(b))
+        fd.add_output(fd.ops.reshape(m, [2, 32, 128]))
+        fd.add_output(fd.ops.exp(m))
+    view, e = fd.execute([a, b])
+    torch.testing.assert_close(view, (a @ b).reshape(2, 32, 128))
+    torch.testing.assert_close(e, (a @ b).exp())
+    groups = [(g["scheduler"], g["ops"]) for g in
+              fd.last_segmentation()["groups"]]
+    assert groups == [("expr_eval", ["matmul"]), ("no_op", ["reshape"]),
+                      ("pointwise", ["exp"])]
