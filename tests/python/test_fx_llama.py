@@ -126,3 +126,24 @@ def test_llama_like_bf16_training_step_is_close_to_eager():
     for gm, inputs, compiled in seen:
         assert _eager_ops(gm, compiled) <= EAGER_OK
         assert not region_layout_mismatches(gm, compiled, inputs)[0]
+
+
+def test_capture_of_fake_inputs():
+    # torch.compile hands a backend fake tensors: capturing them wrote
+    # empty fixture files on the GPU machine (no values to read). Their
+    # shapes are kept and the values drawn when loaded.
+    import tempfile
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from fixtures import capture
+    gm = torch.fx.symbolic_trace(lambda x, i: x.sum() + i.sum())
+    with FakeTensorMode():
+        x = torch.empty(1000, 10)
+        i = torch.empty(4, dtype=torch.int64)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "g.py")
+        capture.write(path, gm, [x, i], "fake inputs")
+        text = open(path).read()
+        assert "'values_unknown': True" in text
+        loaded, inputs, _ = capture.load(path)
+    assert [tuple(t.shape) for t in inputs] == [(1000, 10), (4,)]
+    assert inputs[1].dtype == torch.int64
