@@ -25,7 +25,7 @@ import torch
 from ..fusion_definition import torch_dtype_to_nvfuser_dtype
 from ..values import Tensor
 from .._C import DataType
-from . import composite
+from . import composite, indexing
 from .schema import Unsupported, normalize
 
 
@@ -746,6 +746,7 @@ TABLE.update({
 for _n in SPLIT_OPS:
     TABLE[_n] = _split
 TABLE.update(composite.TABLE)
+TABLE.update(indexing.TABLE)
 # Functionalized graphs may use the *_copy forms of view ops.
 for _n in ("view", "permute", "transpose", "t", "unsqueeze", "squeeze",
            "expand", "slice", "alias", "select"):
