@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from nvfuser import DataType, FusionDefinition
+from printed import run_printed
 
 LOOKUP_DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.int64,
                  torch.int32, torch.bool]
@@ -137,33 +138,31 @@ def test_definition_errors_name_the_op():
         f = fd.define_tensor(shape=[-1], dtype=DataType.Float)
         i1 = fd.define_tensor(shape=[-1], dtype=DataType.Int)
         i2 = fd.define_tensor(shape=[-1, -1], dtype=DataType.Int)
-        with pytest.raises(TypeError, match="index_select: the index .* "
-                           "must be Int or Int32"):
-            fd.ops.index_select(x, f, 0)
-        with pytest.raises(ValueError, match="must be 1-D or 0-dim"):
-            fd.ops.index_select(x, i2, 0)
-        with pytest.raises(ValueError, match="gather: the index .* must "
-                           "have the rank"):
-            fd.ops.gather(x, i1, 0)
-        with pytest.raises(ValueError, match="take_along_axis: dim 2 is out "
-                           "of range"):
-            fd.ops.take_along_axis(x, i2, 2)
-        with pytest.raises(TypeError, match="expected a Tensor"):
-            fd.ops.gather(x, 1, 0)
-        with pytest.raises(TypeError, match="dim must be an int"):
-            fd.ops.gather(x, i2, 0.5)
+        x46 = fd.define_tensor(shape=[4, 6], dtype=DataType.Float)
+        i52 = fd.define_tensor(shape=[5, 2], dtype=DataType.Int)
+        ops = fd.ops
+        cases = [
+            (TypeError, "index_select: the index .* must be Int or Int32",
+             lambda: ops.index_select(x, f, 0)),
+            (ValueError, "index_select: the index .* must be 1-D or 0-dim",
+             lambda: ops.index_select(x, i2, 0)),
+            (ValueError, "gather: the index .* must have the rank",
+             lambda: ops.gather(x, i1, 0)),
+            (ValueError, "take_along_axis: dim 2 is out of range",
+             lambda: ops.take_along_axis(x, i2, 2)),
+            (TypeError, "expected a Tensor", lambda: ops.gather(x, 1, 0)),
+            (TypeError, "dim must be an int",
+             lambda: ops.gather(x, i2, 0.5)),
+            (ValueError, "gather: the index .* is larger than the input .* "
+             "at dim 0", lambda: ops.gather(x46, i52, 1)),
+            (ValueError, "take_along_axis: operands .* incompatible sizes "
+             "at dim 0", lambda: ops.take_along_axis(x46, i52, 1)),
+        ]
+        for error, match, call in cases:
+            with pytest.raises(error, match=match):
+                call()
         fd.add_output(fd.ops.gather(x, i2, 1))
-    with FusionDefinition() as fd:
-        x = fd.define_tensor(shape=[4, 6], dtype=DataType.Float)
-        i = fd.define_tensor(shape=[5, 2], dtype=DataType.Int)
-        j = fd.define_tensor(shape=[4, 5], dtype=DataType.Int)
-        with pytest.raises(ValueError, match="gather: the index .* is larger "
-                           "than the input .* at dim 0"):
-            fd.ops.gather(x, i, 1)
-        with pytest.raises(ValueError, match="take_along_axis: operands .* "
-                           "incompatible sizes at dim 0"):
-            fd.ops.take_along_axis(x, i, 1)
-        fd.add_output(fd.ops.take_along_axis(x, j, 1))
+        fd.add_output(fd.ops.gather(x46, i52, 0))
 
 
 def test_gather_sizes_are_checked_at_execute_for_symbolic_shapes():
@@ -196,16 +195,7 @@ def test_printed_definitions_re_execute():
                  "fd.ops.gather(T0, T2, dim=1)",
                  "fd.ops.take_along_axis(T0, T2, dim=1)"):
         assert call in repr(fd), repr(fd)
-    scope = {}
-    exec(fd.python_definition(), scope)  # noqa: S102 (our printer's text)
-    got = scope["fd"].execute([x, i, j])
-    scope = {"FusionDefinition": FusionDefinition, "DataType": DataType}
-    exec(repr(fd), scope)  # noqa: S102
-    func = next(v for k, v in scope.items()
-                if k.startswith("nvfuser_fusion_id"))
-    with FusionDefinition() as repro:
-        func(repro)
-    got_repr = repro.execute([x, i, j])
+    got, got_repr = run_printed(fd, [x, i, j])
     for w, g, r in zip(want, got, got_repr):
         same(g, w)
         same(r, w)

@@ -18,6 +18,7 @@
 #include "ops/indexing_ops.h"
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
+#include "ops_test_utils.h"
 #include "scheduler/scheduler_registry.h"
 #include "segment_test_utils.h"
 #include "segmenter/forwarding_policy.h"
@@ -28,28 +29,6 @@ namespace nvfuser {
 using V = std::vector<std::string>;
 
 namespace {
-std::vector<int64_t> staticShape(const TensorView* tv) {
-  std::vector<int64_t> out;
-  for (const IterDomain& id : tv->noReductions()) {
-    Extent e = tv->fusion()->canonical(id.logicalExtent());
-    out.push_back(e.isConst() ? e.value : -1);
-  }
-  return out;
-}
-
-template <typename Fn>
-std::string errorOf(Fn fn, ErrorKind* kind = nullptr) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    if (kind != nullptr) {
-      *kind = e.kind();
-    }
-    return e.what();
-  }
-  return "";
-}
-
 InputDescriptor desc(std::vector<int64_t> sizes, DataType t) {
   InputDescriptor d;
   d.dtype = t;
@@ -57,12 +36,7 @@ InputDescriptor desc(std::vector<int64_t> sizes, DataType t) {
   return d;
 }
 
-SegmentView wholeView(const Fusion& f) {
-  std::vector<const Expr*> body(f.exprs().begin(), f.exprs().end());
-  return SegmentView(f, body, {}, nullptr);
-}
-
-// The embedding shape: ids [2, 8] into a [64, 32] weight, then `then`.
+// The embedding shape: ids [2, 8] into a [64, 32] weight's rows.
 TensorView* embedding(Fusion& f, DataType t = DataType::Float) {
   TensorView* w = defineTensor(f, {64, 32}, t);
   TensorView* ids = defineTensor(f, {2, 8}, DataType::Int);
