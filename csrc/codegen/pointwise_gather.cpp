@@ -25,17 +25,17 @@ Index PointwiseKernelGenerator::gatherIndexAt(const GatherOp* g,
 
 Value PointwiseKernelGenerator::gathered(const GatherOp* g, const Index& idx) {
   const TensorView* lookup = g->lookup();
-  NVF_ASSERT(paramName_.count(lookup) > 0, "the lookup ", lookup->ref(),
-             " of ", g->opName(), " is not a kernel input");
+  NVF_ASSERT(paramName_.count(lookup) > 0, "the lookup ", lookup->ref(), " of ",
+             g->opName(), " is not a kernel input");
   const size_t dim = size_t(g->dim());
   const int64_t size = concreteShape(lookup)[dim];
   const DataType out = g->output(0)->dtype();
   const std::string zero = literal(ScalarValue(int64_t(0)), out);
   const Value k = valueAt(g->index(), gatherIndexAt(g, idx));
   auto inBounds = [&](const std::string& j) {
-    return size == 0 ? std::string("(false)")
-                     : "(" + j + " >= 0 && " + j + " < " +
-                           std::to_string(size) + ")";
+    return size == 0
+               ? std::string("(false)")
+               : "(" + j + " >= 0 && " + j + " < " + std::to_string(size) + ")";
   };
   // The lookup's other dims follow the output's (size-1 dims broadcast).
   Index from = idx;
@@ -86,8 +86,8 @@ Value PointwiseKernelGenerator::gatherLanes(const TensorView* lookup,
   }
   Value var = declare(lookup->dtype(), true);
   line("#pragma unroll");
-  line("for (int u = 0; u < " + std::to_string(lanes_) + "; ++u) " +
-       var.name + "[u] = " + inBounds + " ? " + paramName_.at(lookup) + "[" +
+  line("for (int u = 0; u < " + std::to_string(lanes_) + "; ++u) " + var.name +
+       "[u] = " + inBounds + " ? " + paramName_.at(lookup) + "[" +
        (offset.empty() ? "0" : offset) + "] : " + zero + ";");
   return var;
 }

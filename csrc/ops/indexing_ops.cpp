@@ -13,10 +13,9 @@ namespace {
 int64_t checkOperands(TensorView* lookup, TensorView* index, int64_t dim,
                       const std::string& op) {
   commonFusion({lookup, index}, op);
-  NVF_CHECK_KIND(index->dtype() == DataType::Int ||
-                     index->dtype() == DataType::Int32,
-                 Type, op, ": the index ", valDescription(index),
-                 " must be Int or Int32");
+  NVF_CHECK_KIND(
+      index->dtype() == DataType::Int || index->dtype() == DataType::Int32,
+      Type, op, ": the index ", valDescription(index), " must be Int or Int32");
   return normalizeDim(dim, lookup->nDims(), op);
 }
 
@@ -67,19 +66,17 @@ TensorView* gather(TensorView* lookup, TensorView* index, int64_t dim) {
     for (int64_t k = 0; k < lookup->nDims(); ++k) {
       Extent in = f->canonical(lookup->axis(k).logicalExtent());
       Extent ix = f->canonical(index->axis(k).logicalExtent());
-      NVF_CHECK(k == d || !in.isConst() || !ix.isConst() ||
-                    ix.value <= in.value,
-                op, ": the index ", valDescription(index),
-                " is larger than the input ", valDescription(lookup),
-                " at dim ", k, " (", ix.value, " > ", in.value,
-                "); only dim ", d, " may be larger");
+      NVF_CHECK(
+          k == d || !in.isConst() || !ix.isConst() || ix.value <= in.value, op,
+          ": the index ", valDescription(index), " is larger than the input ",
+          valDescription(lookup), " at dim ", k, " (", ix.value, " > ",
+          in.value, "); only dim ", d, " may be larger");
     }
   }
   return build(GatherOpType::Gather, lookup, index, d, index->noReductions());
 }
 
-TensorView* takeAlongAxis(TensorView* lookup, TensorView* index,
-                          int64_t dim) {
+TensorView* takeAlongAxis(TensorView* lookup, TensorView* index, int64_t dim) {
   const std::string op = "take_along_axis";
   const int64_t d = checkOperands(lookup, index, dim, op);
   checkSameRank(lookup, index, op);

@@ -392,7 +392,8 @@ void checkIndices(const GatherOp& e, const at::Tensor& index,
   if (valid.all().item<bool>()) {
     return;
   }
-  const int64_t bad = index.masked_select(valid.logical_not())[0].item<int64_t>();
+  const int64_t bad =
+      index.masked_select(valid.logical_not())[0].item<int64_t>();
   NVF_THROW(Index, e.opName(), ": index ", bad, " is out of range for dim ",
             e.dim(), " of ", e.lookup()->ref(), ", of size ", size,
             " (computing ", e.output(0)->ref(), ")");

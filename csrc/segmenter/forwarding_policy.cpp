@@ -102,8 +102,7 @@ Decision isForwardableOp(const Expr* e, ForwardingPolicy policy) {
       // Two tensor inputs, and each output element is a load at an index
       // read at run time: replicating it into every consumer would repeat
       // the random reads.
-      return Decision::no(exprRef(e) +
-                          " is an indexed load (never forwarded)");
+      return Decision::no(exprRef(e) + " is an indexed load (never forwarded)");
     default:
       return Decision::no(exprRef(e) + " is not a trivial single-input op");
   }

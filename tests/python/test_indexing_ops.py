@@ -204,7 +204,8 @@ def test_printed_definitions_re_execute():
 # ---- segmentation -------------------------------------------------------
 
 def groups(fd):
-    return [(g["scheduler"], g["ops"]) for g in fd.last_segmentation()["groups"]]
+    return [(g["scheduler"], g["ops"])
+            for g in fd.last_segmentation()["groups"]]
 
 
 def test_embedding_and_pointwise_ops_are_one_kernel():

@@ -67,9 +67,9 @@ TEST(IndexingOpsTest, ShapesFollowNvFuser) {
             (std::vector<int64_t>{8, 1}));
   EXPECT_EQ(staticShape(takeAlongAxis(row, wide, 1)),
             (std::vector<int64_t>{6, 3}));  // the input broadcasts
-  EXPECT_EQ(staticShape(takeAlongAxis(a, defineTensor(g, {1, 5}, DataType::Int),
-                                      1)),
-            (std::vector<int64_t>{8, 5}));  // the index broadcasts
+  EXPECT_EQ(
+      staticShape(takeAlongAxis(a, defineTensor(g, {1, 5}, DataType::Int), 1)),
+      (std::vector<int64_t>{8, 5}));  // the index broadcasts
 }
 
 TEST(IndexingOpsTest, ErrorsNameTheOpAndOperands) {
@@ -85,10 +85,9 @@ TEST(IndexingOpsTest, ErrorsNameTheOpAndOperands) {
   EXPECT_EQ(kind, ErrorKind::Type);
   EXPECT_NE(errorOf([&] { indexSelect(x, i2, 0); }).find("must be 1-D"),
             std::string::npos);
-  EXPECT_NE(errorOf([&] {
-              gather(x, defineTensor(f, {3}, DataType::Int), 0);
-            }).find("gather: the index T3 [3] Int must have the rank of the "
-                    "input T0 [4, 6] Float"),
+  EXPECT_NE(errorOf([&] { gather(x, defineTensor(f, {3}, DataType::Int), 0); })
+                .find("gather: the index T3 [3] Int must have the rank of the "
+                      "input T0 [4, 6] Float"),
             std::string::npos);
   EXPECT_NE(errorOf([&] { gather(x, i2, 1); })
                 .find("is larger than the input T0 [4, 6] Float at dim 0 (5 > "
@@ -99,8 +98,9 @@ TEST(IndexingOpsTest, ErrorsNameTheOpAndOperands) {
                 .find("take_along_axis: operands T0 [4, 6] Float and T2 [5, "
                       "2] Int have incompatible sizes at dim 0"),
             std::string::npos);
-  EXPECT_NE(errorOf([&] { takeAlongAxis(x, i2, -3); })
-                .find("take_along_axis: dim -3 is out of range"),
+  EXPECT_NE(errorOf([&] {
+              takeAlongAxis(x, i2, -3);
+            }).find("take_along_axis: dim -3 is out of range"),
             std::string::npos);
 }
 
@@ -121,10 +121,9 @@ TEST(IndexingOpsTest, PrintedAndReplayed) {
             std::string::npos);
   EXPECT_NE(f.toString().find("= take_along_axis(T0, T1, dim=1)"),
             std::string::npos);
-  ConcreteFusion c = concretize(
-      f, {desc({6, 10}, DataType::Float),
-          desc({6, 1}, DataType::Int),
-          desc({3}, DataType::Int32)});
+  ConcreteFusion c =
+      concretize(f, {desc({6, 10}, DataType::Float),
+                     desc({6, 1}, DataType::Int), desc({3}, DataType::Int32)});
   EXPECT_EQ(staticShape(c.outputs[0]->asTensor()),
             (std::vector<int64_t>{6, 1}));
   EXPECT_EQ(staticShape(c.outputs[1]->asTensor()),
@@ -133,21 +132,23 @@ TEST(IndexingOpsTest, PrintedAndReplayed) {
             (std::vector<int64_t>{6, 3}));
   // take_along_axis unified the non-indexed dims of its operands.
   EXPECT_NE(errorOf([&] {
-              concretize(f, {desc({4, 10}, DataType::Float),
-                             desc({6, 1}, DataType::Int),
-                             desc({3}, DataType::Int32)});
+              concretize(
+                  f, {desc({4, 10}, DataType::Float),
+                      desc({6, 1}, DataType::Int), desc({3}, DataType::Int32)});
             }).find("the fusion requires these sizes to be equal"),
             std::string::npos);
   // gather's size rule is checked once the sizes are known.
   Fusion g;
   TensorView* y = defineTensor(g, {-1, -1}, DataType::Float);
   g.addOutput(gather(y, defineTensor(g, {-1, -1}, DataType::Int), 1));
-  EXPECT_NE(errorOf([&] {
-              concretize(g, {desc({4, 10}, DataType::Float),
-                             desc({6, 2}, DataType::Int)});
-            }).find("gather: the index T1 [6, 2] Int is larger than the input "
-                    "T0 [4, 10] Float at dim 0"),
-            std::string::npos);
+  EXPECT_NE(
+      errorOf([&] {
+        concretize(
+            g, {desc({4, 10}, DataType::Float), desc({6, 2}, DataType::Int)});
+      })
+          .find("gather: the index T1 [6, 2] Int is larger than the input "
+                "T0 [4, 10] Float at dim 0"),
+      std::string::npos);
 }
 
 TEST(IndexingSchedulerTest, AGatherReadsItsLookupFromMemory) {
@@ -183,10 +184,9 @@ TEST(IndexingSchedulerTest, GathersAreNeverForwarded) {
 TEST(IndexingSegmenterTest, EmbeddingAndPointwiseOpsAreOneGroup) {
   Fusion f;
   TensorView* e = embedding(f, DataType::BFloat16);
-  f.addOutput(castOp(
-      binaryOp(BinaryOpType::Mul, unaryOp(UnaryOpType::Silu, e),
-               defineScalar(f, DataType::Double, 0.5)),
-      DataType::BFloat16));
+  f.addOutput(castOp(binaryOp(BinaryOpType::Mul, unaryOp(UnaryOpType::Silu, e),
+                              defineScalar(f, DataType::Double, 0.5)),
+                     DataType::BFloat16));
   auto sf = segmentFusion(f, Options());
   EXPECT_EQ(describe(*sf),
             V{"pointwise: index_select reshape silu mul cast [prologue: "
@@ -201,8 +201,8 @@ TEST(IndexingSegmenterTest, AComputedLookupStaysInAnEarlierGroup) {
   TensorView* a = defineTensor(f, {8, 16}, DataType::Float);
   TensorView* k = defineTensor(f, {8, 16}, DataType::Int);
   TensorView* s = binaryOp(BinaryOpType::Add, a, a)->asTensor();
-  f.addOutput(
-      binaryOp(BinaryOpType::Mul, gather(s, k, 1), unaryOp(UnaryOpType::Exp, s)));
+  f.addOutput(binaryOp(BinaryOpType::Mul, gather(s, k, 1),
+                       unaryOp(UnaryOpType::Exp, s)));
   auto sf = segmentFusion(f, Options());
   EXPECT_EQ(describe(*sf), (V{"pointwise: add", "pointwise: exp gather mul"}));
 }
@@ -211,9 +211,9 @@ TEST(IndexingSegmenterTest, AForwardedLookupIsBackedOff) {
   Fusion f;
   TensorView* w = defineTensor(f, {16, 8}, DataType::BFloat16);
   TensorView* i = defineTensor(f, {3}, DataType::Int);
-  f.addOutput(unaryOp(UnaryOpType::Neg,
-                      indexSelect(castOp(w, DataType::Float)->asTensor(), i,
-                                  0)));
+  f.addOutput(
+      unaryOp(UnaryOpType::Neg,
+              indexSelect(castOp(w, DataType::Float)->asTensor(), i, 0)));
   auto sf = segmentFusion(f, Options());
   EXPECT_EQ(describe(*sf),
             (V{"pointwise: cast", "pointwise: index_select neg"}));
@@ -242,13 +242,12 @@ TEST(IndexingCodegenTest, GeneratedGathersCompileWithNvrtc) {
   TensorView* ms = reduction(ReductionOpType::Mean,
                              binaryOp(BinaryOpType::Mul, ef, ef)->asTensor(),
                              {2}, /*keepdim=*/true);
-  f.addOutput(binaryOp(BinaryOpType::Mul, ef,
-                       unaryOp(UnaryOpType::Rsqrt, ms)));
+  f.addOutput(binaryOp(BinaryOpType::Mul, ef, unaryOp(UnaryOpType::Rsqrt, ms)));
   TensorView* x = defineTensor(f, {8, 16}, DataType::Half);
   TensorView* k = defineTensor(f, {8, 16}, DataType::Int32);
   f.addOutput(gather(x, k, 1));
-  f.addOutput(reduction(ReductionOpType::Sum, takeAlongAxis(x, k, 0), {0},
-                        false));
+  f.addOutput(
+      reduction(ReductionOpType::Sum, takeAlongAxis(x, k, 0), {0}, false));
   auto sf = segmentFusion(f, Options());
   size_t kernels = 0;
   for (const SegmentedGroup& g : sf->groups()) {
@@ -270,9 +269,9 @@ TEST(IndexingCodegenTest, GeneratedGathersCompileWithNvrtc) {
   for (const SegmentedGroup& g : sf->groups()) {
     types.push_back(g.scheduler);
   }
-  EXPECT_NE(std::find(types.begin(), types.end(),
-                      SchedulerType::InnerPersistent),
-            types.end());
+  EXPECT_NE(
+      std::find(types.begin(), types.end(), SchedulerType::InnerPersistent),
+      types.end());
 }
 
 }  // namespace nvfuser

@@ -58,8 +58,8 @@ size_t expectSameAsAten(Fusion& f, const std::vector<at::Tensor>& inputs,
   EXPECT_EQ(run.outs.size(), run.ref.size()) << what;
   for (size_t k = 0; k < run.outs.size() && k < run.ref.size(); ++k) {
     EXPECT_TRUE(sameValues(run.outs[k], run.ref[k]))
-        << what << ", output " << k << "\nkernel " << run.outs[k]
-        << "\nATen " << run.ref[k];
+        << what << ", output " << k << "\nkernel " << run.outs[k] << "\nATen "
+        << run.ref[k];
   }
   return run.kernels;
 }
@@ -84,8 +84,8 @@ TensorView* gatherOf(GatherOpType op, TensorView* x, TensorView* i,
 // One fusion per dtype pair, one output per dim: horizontal fusion makes
 // them one kernel (one host compile instead of four).
 TEST(EmulatedIndexingTest, IndexSelectOfEveryDtypeAlongEveryDim) {
-  for (at::ScalarType t : {at::kFloat, at::kBFloat16, at::kHalf, at::kLong,
-                           at::kInt, at::kBool}) {
+  for (at::ScalarType t :
+       {at::kFloat, at::kBFloat16, at::kHalf, at::kLong, at::kInt, at::kBool}) {
     for (at::ScalarType it : {at::kLong, at::kInt}) {
       Fusion f;
       TensorView* x = defineTensor(f, {5, 6, 8}, fromAtenType(t));
@@ -99,8 +99,7 @@ TEST(EmulatedIndexingTest, IndexSelectOfEveryDtypeAlongEveryDim) {
           at::tensor(std::vector<int64_t>{4, 0, 2, 2, 1, 3, 4, 0}).to(it);
       const std::string what =
           std::string(at::toString(t)) + " index " + at::toString(it);
-      EXPECT_EQ(expectSameAsAten(f, {lookupValues({5, 6, 8}, t), iv}, what),
-                1u)
+      EXPECT_EQ(expectSameAsAten(f, {lookupValues({5, 6, 8}, t), iv}, what), 1u)
           << what;
     }
   }
@@ -115,8 +114,8 @@ TEST(EmulatedIndexingTest, EmbeddingRowsAreVectorLoads) {
                                std::vector<std::optional<bool>>(2, false));
   TensorView* ids = defineTensor(f, {2, 8}, DataType::Int);
   TensorView* e = reshape(indexSelect(w, reshape(ids, {16}), 0), {2, 8, H});
-  f.addOutput(binaryOp(BinaryOpType::Mul, e,
-                       defineScalar(f, DataType::Double, 0.5)));
+  f.addOutput(
+      binaryOp(BinaryOpType::Mul, e, defineScalar(f, DataType::Double, 0.5)));
   at::Tensor idv = at::randint(0, V, {2, 8}, at::kLong);
   at::Tensor dense = at::randn({V, H});
   Segmented s = segment(f, {dense, idv});
@@ -164,11 +163,12 @@ TEST(EmulatedIndexingTest, TakeAlongAxisBroadcastsEitherSide) {
     std::vector<int64_t> x, i;
     int64_t dim;
   };
-  for (const Case& c : {Case{{6, 10}, {6, 1}, 1}, Case{{6, 10}, {1, 4}, 1},
-                        Case{{1, 10}, {6, 4}, -1}, Case{{4, 1, 8}, {4, 3, 8}, 2},
-                        Case{{4, 7, 8}, {1, 2, 8}, 1},
-                        // One index per row: each row a vector load.
-                        Case{{8, 16}, {4, 1}, 0}}) {
+  for (const Case& c :
+       {Case{{6, 10}, {6, 1}, 1}, Case{{6, 10}, {1, 4}, 1},
+        Case{{1, 10}, {6, 4}, -1}, Case{{4, 1, 8}, {4, 3, 8}, 2},
+        Case{{4, 7, 8}, {1, 2, 8}, 1},
+        // One index per row: each row a vector load.
+        Case{{8, 16}, {4, 1}, 0}}) {
     Fusion f;
     std::vector<int64_t> xs, is;
     for (int64_t d : c.x) {
@@ -181,11 +181,10 @@ TEST(EmulatedIndexingTest, TakeAlongAxisBroadcastsEitherSide) {
     TensorView* i = defineTensor(f, is, DataType::Int);
     f.addOutput(takeAlongAxis(x, i, c.dim));
     const int64_t n = c.x[size_t(c.dim < 0 ? c.dim + 2 : c.dim)];
-    EXPECT_EQ(expectSameAsAten(f,
-                               {at::randn(c.x), at::randint(0, n, c.i,
-                                                            at::kLong)},
-                               "take_along_axis"),
-              1u);
+    EXPECT_EQ(
+        expectSameAsAten(f, {at::randn(c.x), at::randint(0, n, c.i, at::kLong)},
+                         "take_along_axis"),
+        1u);
   }
 }
 
@@ -225,16 +224,15 @@ TEST(EmulatedIndexingTest, OutOfRangeIndicesGiveZeroInKernels) {
         iv = iv.expand({4, 6}).contiguous();
       }
       EmulatedRun run = runEmulatedAndAten(f, {xv, iv});
-      const std::string what = std::string(toString(op)) + " " +
-                               at::toString(t);
+      const std::string what =
+          std::string(toString(op)) + " " + at::toString(t);
       EXPECT_NE(run.atenError.find(std::string(toString(op)) +
                                    ": index -1 is out of range for dim 1"),
                 std::string::npos)
           << what << ": " << run.atenError;
       at::Tensor valid = (iv >= 0) & (iv < 6);
       at::Tensor safe = at::where(valid, iv, at::zeros_like(iv));
-      at::Tensor want = oneD ? xv.index_select(1, safe)
-                             : xv.gather(1, safe);
+      at::Tensor want = oneD ? xv.index_select(1, safe) : xv.gather(1, safe);
       want = at::where(oneD ? valid.unsqueeze(0) : valid, want,
                        at::zeros_like(want));
       ASSERT_EQ(run.outs.size(), 1u);
@@ -251,13 +249,13 @@ TEST(EmulatedIndexingTest, EmbeddingAndRmsNormAreOneRowKernel) {
   TensorView* w = defineTensor(f, {V, H}, DataType::BFloat16);
   TensorView* g = defineTensor(f, {H}, DataType::BFloat16);
   TensorView* ids = defineTensor(f, {2, 16}, DataType::Int);
-  TensorView* e = castOp(reshape(indexSelect(w, reshape(ids, {32}), 0),
-                                 {2, 16, H}),
-                         DataType::Float)
-                      ->asTensor();
+  TensorView* e =
+      castOp(reshape(indexSelect(w, reshape(ids, {32}), 0), {2, 16, H}),
+             DataType::Float)
+          ->asTensor();
   TensorView* ms = reduction(ReductionOpType::Mean,
-                             binaryOp(BinaryOpType::Mul, e, e)->asTensor(),
-                             {2}, /*keepdim=*/true);
+                             binaryOp(BinaryOpType::Mul, e, e)->asTensor(), {2},
+                             /*keepdim=*/true);
   Val* r = unaryOp(
       UnaryOpType::Rsqrt,
       binaryOp(BinaryOpType::Add, ms, defineScalar(f, DataType::Double, 1e-6)));
@@ -285,8 +283,8 @@ TEST(EmulatedIndexingTest, GathersInsideReductions) {
     Fusion f;
     TensorView* w = defineTensor(f, {30, 16}, DataType::Float);
     TensorView* ids = defineTensor(f, {40}, DataType::Int);
-    f.addOutput(reduction(ReductionOpType::Sum, indexSelect(w, ids, 0), {0},
-                          false));
+    f.addOutput(
+        reduction(ReductionOpType::Sum, indexSelect(w, ids, 0), {0}, false));
     std::vector<at::Tensor> in = {at::randn({30, 16}),
                                   at::randint(0, 30, {40}, at::kLong)};
     EmulatedRun run = runEmulatedAndAten(f, in);
