@@ -407,7 +407,8 @@ at::Tensor evalGather(const GatherOp& e, const std::vector<at::Tensor>& in,
                       const std::vector<int64_t>& shape) {
   const int64_t dim = e.dim();
   const at::Tensor& lookup = in[0];
-  at::Tensor index = in[1].to(at::kLong);
+  // (A 0-dim CPU index, torch.compile's constant, joins the lookup.)
+  at::Tensor index = in[1].to(lookup.options().dtype(at::kLong));
   const int64_t size = lookup.size(dim);
   at::Tensor valid = (index >= 0) & (index < size);
   if (lookup.is_cpu()) {

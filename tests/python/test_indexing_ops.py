@@ -76,6 +76,17 @@ def test_gather_matches_torch(dim, dtype, index_dtype):
     same(out, torch.gather(x, dim, index.long()))
 
 
+def test_index_select_at_a_cpu_scalar_index():
+    # torch.compile's constants: a 0-dim CPU tensor, passed by value.
+    x = lookup_values((6, 8), torch.float32)
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        i = fd.define_tensor(shape=[], dtype=DataType.Int, is_cpu=True)
+        fd.add_output(fd.ops.index_select(t, i, 1))
+    (out,) = fd.execute([x, torch.tensor(7)])
+    same(out, x[:, 7:8])
+
+
 def test_gather_with_an_empty_index():
     x = lookup_values((4, 6), torch.float32)
     index = torch.zeros((0, 9), dtype=torch.int64)  # torch skips size checks

@@ -194,12 +194,22 @@ TEST(EmulatedIndexingTest, ZeroDimOneElementAndEmptyIndices) {
        {at::scalar_tensor(3, at::kLong), at::tensor({5}, at::kLong),
         at::zeros({0}, at::kLong)}) {
     for (int64_t dim : {0, 1}) {
-      Fusion f;
-      TensorView* xt = defineTensor(f, {-1, -1}, DataType::Float);
-      std::vector<int64_t> shape(size_t(iv.dim()), -1);
-      TensorView* it = defineTensor(f, shape, DataType::Int);
-      f.addOutput(unaryOp(UnaryOpType::Neg, indexSelect(xt, it, dim)));
-      expectSameAsAten(f, {x, iv}, "index of " + std::to_string(iv.numel()));
+      // A 0-dim index also as a CPU scalar (torch.compile's constants):
+      // the kernel takes its value as a parameter.
+      for (bool cpuScalar : {false, true}) {
+        if (cpuScalar && iv.dim() != 0) {
+          continue;
+        }
+        Fusion f;
+        TensorView* xt = defineTensor(f, {-1, -1}, DataType::Float);
+        std::vector<int64_t> shape(size_t(iv.dim()), -1);
+        TensorView* it =
+            defineTensor(f, shape, DataType::Int, {}, {}, cpuScalar);
+        f.addOutput(unaryOp(UnaryOpType::Neg, indexSelect(xt, it, dim)));
+        expectSameAsAten(f, {x, iv},
+                         "index of " + std::to_string(iv.numel()) +
+                             (cpuScalar ? " (CPU scalar)" : ""));
+      }
     }
   }
 }
