@@ -287,8 +287,25 @@ TEST(EmulatedIndexingTest, EmbeddingAndRmsNormAreOneRowKernel) {
 }
 
 // A sum over the tokens of gathered rows: the gather inside a serial
-// reduction loop; and an index computed by a row reduction.
+// reduction loop, and inside the chunks of a split sum (many rows into few
+// values); and an index computed by a row reduction.
 TEST(EmulatedIndexingTest, GathersInsideReductions) {
+  {
+    Fusion f;
+    TensorView* w = defineTensor(f, {100, 64}, DataType::Float);
+    TensorView* ids = defineTensor(f, {4096}, DataType::Int);
+    f.addOutput(reduction(ReductionOpType::Sum, indexSelect(w, ids, 0), {0},
+                          false));
+    std::vector<at::Tensor> in = {at::randn({100, 64}),
+                                  at::randint(0, 100, {4096}, at::kLong)};
+    Segmented s = segment(f, in);
+    EXPECT_GT(s.runtime->kernels().at(0)->predictedSource().workspaceBytes,
+              0)
+        << s.code(0);
+    EmulatedRun run = runEmulatedAndAten(f, in);
+    EXPECT_EQ(run.kernels, 1u);
+    EXPECT_TRUE(at::allclose(run.outs.at(0), run.ref.at(0), 1e-4, 1e-4));
+  }
   {
     Fusion f;
     TensorView* w = defineTensor(f, {30, 16}, DataType::Float);
