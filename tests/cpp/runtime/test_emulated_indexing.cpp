@@ -294,13 +294,12 @@ TEST(EmulatedIndexingTest, GathersInsideReductions) {
     Fusion f;
     TensorView* w = defineTensor(f, {100, 64}, DataType::Float);
     TensorView* ids = defineTensor(f, {4096}, DataType::Int);
-    f.addOutput(reduction(ReductionOpType::Sum, indexSelect(w, ids, 0), {0},
-                          false));
+    f.addOutput(
+        reduction(ReductionOpType::Sum, indexSelect(w, ids, 0), {0}, false));
     std::vector<at::Tensor> in = {at::randn({100, 64}),
                                   at::randint(0, 100, {4096}, at::kLong)};
     Segmented s = segment(f, in);
-    EXPECT_GT(s.runtime->kernels().at(0)->predictedSource().workspaceBytes,
-              0)
+    EXPECT_GT(s.runtime->kernels().at(0)->predictedSource().workspaceBytes, 0)
         << s.code(0);
     EmulatedRun run = runEmulatedAndAten(f, in);
     EXPECT_EQ(run.kernels, 1u);
