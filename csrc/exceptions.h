@@ -15,6 +15,7 @@ enum class ErrorKind {
   Runtime,
   NotImplemented,
   ZeroDivision,  // integer division by zero on the CPU, as torch raises
+  Index,         // an index out of range on the CPU (IndexError)
   Internal
 };
 

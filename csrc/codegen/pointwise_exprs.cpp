@@ -238,6 +238,8 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
       return emit(out, idx[0].lane || start.lane || step.lane,
                   castExpr(t, out, r));
     }
+    case ExprType::Gather:
+      return gathered(exprAs<GatherOp>(e), idx);
     case ExprType::Reduction:
     case ExprType::VarMean:
       return reduce(e, v, idx);

@@ -156,6 +156,17 @@ class PointwiseKernelGenerator {
   static bool isRemap(const Expr* e);
   Index remappedIndex(const Expr* e, const Val* v, const Index& idx);
   Index slicedIndex(const SliceOp* s, const Index& idx) const;
+  // Where a gather reads its index tensor for output index idx
+  // (pointwise_gather.cpp).
+  Index gatherIndexAt(const GatherOp* g, const Index& idx) const;
+  // A gather's value at an output index: the lookup loaded at the index
+  // value inside a bounds check, 0 outside.
+  Value gathered(const GatherOp* g, const Index& idx);
+  // The same when the index value differs between lanes: one load per
+  // lane, each under its own check (inBounds is written for lane u).
+  Value gatherLanes(const TensorView* lookup, const Index& from, size_t dim,
+                    const Value& k, const std::string& inBounds,
+                    const std::string& zero);
   // What compute(e, v, idx) reads before emitting e's own code, in order;
   // nothing for exprs that read inside branches or loops (pad, cat,
   // reductions).

@@ -102,6 +102,11 @@ PointwiseKernelGenerator::eagerOperands(const Expr* e, const Val* v,
     reads.push_back({e->input(0), remappedIndex(e, v, idx)});
     return reads;
   }
+  if (const auto* g = exprAs<GatherOp>(e)) {
+    // The index is read unconditionally, the lookup inside a branch.
+    reads.push_back({g->index(), gatherIndexAt(g, idx)});
+    return reads;
+  }
   if (e->type() != ExprType::Unary && e->type() != ExprType::Binary &&
       e->type() != ExprType::Ternary) {
     return reads;  // read inside branches or loops: computed there

@@ -30,6 +30,7 @@ enum class ExprType {
   Full,
   Iota,
   LoadStore,
+  Gather,
 };
 
 class Expr {

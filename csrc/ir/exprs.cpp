@@ -305,4 +305,25 @@ std::string IotaOp::attributesToString() const {
   return "length=" + std::to_string(length_);
 }
 
+const char* toString(GatherOpType t) {
+  switch (t) {
+    case GatherOpType::IndexSelect:
+      return "index_select";
+    case GatherOpType::Gather:
+      return "gather";
+    case GatherOpType::TakeAlongAxis:
+      return "take_along_axis";
+  }
+  return "?";
+}
+const TensorView* GatherOp::lookup() const {
+  return input(0)->asTensor();
+}
+const TensorView* GatherOp::index() const {
+  return input(1)->asTensor();
+}
+std::string GatherOp::attributesToString() const {
+  return "dim=" + std::to_string(dim_);
+}
+
 }  // namespace nvfuser

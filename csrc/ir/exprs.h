@@ -105,6 +105,11 @@ const char* toString(ReductionOpType t);
 
 enum class LoadStoreOpType { Set, SegmenterSet };
 
+// nvFuser's three indexing ops, one expr: they differ only in how the
+// index is read and in the output's shape.
+enum class GatherOpType { IndexSelect, Gather, TakeAlongAxis };
+const char* toString(GatherOpType t);
+
 class UnaryOp : public Expr {
  public:
   static constexpr ExprType kType = ExprType::Unary;
@@ -367,6 +372,29 @@ class LoadStoreOp : public Expr {
 
  private:
   LoadStoreOpType op_;
+};
+
+// out[i] = lookup[i with its `dim` coordinate replaced by an index value].
+// Inputs: the lookup tensor, then the index (Int or Int32). IndexSelect
+// reads a 1-D (or 0-dim) index at i[dim]; Gather and TakeAlongAxis read an
+// index of the output's rank at i (TakeAlongAxis broadcasts size-1 dims of
+// either operand). An index outside [0, lookup size along dim) gives 0 in
+// generated kernels and raises on the CPU (docs/api.md).
+class GatherOp : public Expr {
+ public:
+  static constexpr ExprType kType = ExprType::Gather;
+  GatherOp(GatherOpType op, Val* out, Val* lookup, Val* index, int64_t dim)
+      : Expr(kType, {lookup, index}, {out}), op_(op), dim_(dim) {}
+  GatherOpType op() const { return op_; }
+  int64_t dim() const { return dim_; }
+  const TensorView* lookup() const;
+  const TensorView* index() const;
+  std::string opName() const override { return nvfuser::toString(op_); }
+  std::string attributesToString() const override;
+
+ private:
+  GatherOpType op_;
+  int64_t dim_;
 };
 
 }  // namespace nvfuser

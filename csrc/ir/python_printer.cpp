@@ -173,6 +173,10 @@ class PythonPrinter {
       case ExprType::LoadStore:
         call = "fd.ops." + e->opName() + "(" + x + ")";
         break;
+      case ExprType::Gather:
+        call = "fd.ops." + e->opName() + "(" + x + ", " + name(e->input(1)) +
+               ", dim=" + std::to_string(exprAs<GatherOp>(e)->dim()) + ")";
+        break;
     }
     line(out + " = " + call);
   }

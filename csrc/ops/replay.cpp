@@ -3,6 +3,7 @@
 #include "exceptions.h"
 #include "ir/exprs.h"
 #include "ops/arith.h"
+#include "ops/indexing_ops.h"
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
 
@@ -95,6 +96,10 @@ std::vector<Val*> replayExpr(const Expr* e, const std::vector<Val*>& ins) {
       return {exprAs<LoadStoreOp>(e)->op() == LoadStoreOpType::Set
                   ? set(ins[0])
                   : segmentSet(ins[0])};
+    case ExprType::Gather: {
+      const auto* g = exprAs<GatherOp>(e);
+      return {gatherOp(g->op(), tensorIn(ins, 0), tensorIn(ins, 1), g->dim())};
+    }
   }
   NVF_THROW(Internal, "replayExpr: unhandled op ", e->opName());
 }

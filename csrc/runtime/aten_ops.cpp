@@ -386,6 +386,60 @@ at::TensorOptions optionsFor(DataType d, at::Device device) {
   return at::TensorOptions().dtype(toAtenType(d)).device(device);
 }
 
+// Raises IndexError naming the op and the first index outside [0, size).
+void checkIndices(const GatherOp& e, const at::Tensor& index,
+                  const at::Tensor& valid, int64_t size) {
+  if (valid.all().item<bool>()) {
+    return;
+  }
+  const int64_t bad =
+      index.masked_select(valid.logical_not())[0].item<int64_t>();
+  NVF_THROW(Index, e.opName(), ": index ", bad, " is out of range for dim ",
+            e.dim(), " of ", e.lookup()->ref(), ", of size ", size,
+            " (computing ", e.output(0)->ref(), ")");
+}
+
+// index_select, gather and take_along_axis. An index outside [0, size)
+// raises IndexError on the CPU, as torch does; elsewhere it gives what
+// generated kernels give, 0 (ATen's device-side assert would end the
+// process's CUDA context).
+at::Tensor evalGather(const GatherOp& e, const std::vector<at::Tensor>& in,
+                      const std::vector<int64_t>& shape) {
+  const int64_t dim = e.dim();
+  const at::Tensor& lookup = in[0];
+  // (A 0-dim CPU index, torch.compile's constant, joins the lookup.)
+  at::Tensor index = in[1].to(lookup.options().dtype(at::kLong));
+  const int64_t size = lookup.size(dim);
+  at::Tensor valid = (index >= 0) & (index < size);
+  if (lookup.is_cpu()) {
+    checkIndices(e, index, valid, size);
+  }
+  if (size == 0) {  // every index is out of range (or there is none)
+    return at::zeros(shape, lookup.options());
+  }
+  const bool masked = !lookup.is_cpu();
+  at::Tensor safe =
+      masked ? at::where(valid, index, at::zeros_like(index)) : index;
+  at::Tensor r;
+  if (e.op() == GatherOpType::IndexSelect) {
+    r = at::index_select(lookup, dim, safe.reshape({-1}));
+    std::vector<int64_t> along(shape.size(), 1);
+    along[size_t(dim)] = -1;
+    valid = valid.reshape(along);
+  } else {
+    at::Tensor from = lookup;
+    if (e.op() == GatherOpType::TakeAlongAxis) {
+      std::vector<int64_t> lookupShape = shape;
+      lookupShape[size_t(dim)] = size;
+      from = lookup.expand(lookupShape);
+      safe = safe.expand(shape);
+      valid = valid.expand(shape);
+    }
+    r = at::gather(from, dim, safe);
+  }
+  return masked ? at::where(valid, r, at::zeros_like(r)) : r;
+}
+
 }  // namespace
 
 at::Tensor scalarTensor(const ScalarValue& v, DataType dtype,
@@ -469,6 +523,8 @@ at::Tensor evalExpr(const Expr& e, const std::vector<at::Tensor>& in,
     }
     case ExprType::LoadStore:
       return in[0].clone();
+    case ExprType::Gather:
+      return evalGather(*exprAs<GatherOp>(&e), in, shape);
     case ExprType::VarMean:
       break;
   }

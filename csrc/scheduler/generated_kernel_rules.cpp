@@ -75,6 +75,23 @@ Decision serialReductionsFit(const std::vector<const Expr*>& exprs) {
 }
 }  // namespace
 
+Decision gathersReadMemory(const std::vector<const Expr*>& exprs,
+                           const InSegment& inside) {
+  for (const Expr* e : exprs) {
+    const auto* g = exprAs<GatherOp>(e);
+    if (g == nullptr) {
+      continue;
+    }
+    const Expr* def = g->lookup()->definition();
+    if (def != nullptr && inside(def)) {
+      return Decision::no(exprRef(e) + " gathers from " + g->lookup()->ref() +
+                          ", which this segment computes (a gather reads "
+                          "its input from memory)");
+    }
+  }
+  return Decision::yes();
+}
+
 Decision generatedKernelFits(const std::vector<const Expr*>& exprs,
                              const std::vector<const TensorView*>& outputs,
                              const InSegment& inside) {
@@ -87,6 +104,9 @@ Decision generatedKernelFits(const std::vector<const Expr*>& exprs,
     }
   }
   if (Decision d = valuesHaveKernelTypes(exprs); !d) {
+    return d;
+  }
+  if (Decision d = gathersReadMemory(exprs, inside); !d) {
     return d;
   }
   RowReductionPlan plan;

@@ -23,9 +23,17 @@ constexpr int64_t kMaxRecomputedReduction = 32;
 // values do not).
 bool hasKernelType(DataType t);
 
-// Every value has a kernel type; row reductions fit one row layout with
+// Every value has a kernel type; every gather's lookup is an input of the
+// kernel (gathersReadMemory); row reductions fit one row layout with
 // row-shaped outputs; other reductions do not reduce the innermost dim and
 // are not broadcast back over more than kMaxRecomputedReduction values.
+// A gather (index_select, gather, take_along_axis) is a load at an index the
+// kernel reads at run time, so its lookup tensor must be in memory: an input
+// of the segment (a fusion input or another segment's output), never a
+// value computed or forwarded into it.
+Decision gathersReadMemory(const std::vector<const Expr*>& exprs,
+                           const InSegment& inside);
+
 Decision generatedKernelFits(const std::vector<const Expr*>& exprs,
                              const std::vector<const TensorView*>& outputs,
                              const InSegment& inside);

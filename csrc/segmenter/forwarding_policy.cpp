@@ -98,6 +98,11 @@ Decision isForwardableOp(const Expr* e, ForwardingPolicy policy) {
     case ExprType::Pad:
     case ExprType::Cat:
       return Decision::no(exprRef(e) + " is a resize op (never forwarded)");
+    case ExprType::Gather:
+      // Two tensor inputs, and each output element is a load at an index
+      // read at run time: replicating it into every consumer would repeat
+      // the random reads.
+      return Decision::no(exprRef(e) + " is an indexed load (never forwarded)");
     default:
       return Decision::no(exprRef(e) + " is not a trivial single-input op");
   }

@@ -103,6 +103,7 @@ void SegmentCandidateFinder::buildInitialGroups() {
     g->body = {e};
     g->minPos = e->position();
     g->branchDepth = maxBranchDepth(g->body);
+    g->gathers = e->type() == ExprType::Gather ? 1 : 0;
     if (isSegmentBoundary(e)) {
       g->boundaries.push_back(e);
     }
@@ -297,11 +298,13 @@ std::optional<SchedulerType> SegmentCandidateFinder::mergedScheduler(
   };
   if (p.scheduler == SchedulerType::PointWise &&
       c.scheduler == SchedulerType::PointWise &&
-      p.branchDepth + c.branchDepth <= kMaxBranchDepth) {
-    // Two pointwise groups stay pointwise exactly when their outputs still
-    // share one loop domain (no reduction or matmul appears, and a union of
-    // non-view groups is no view), or, in a horizontal merge of groups
-    // without a path between them, span a few independent loop domains.
+      p.branchDepth + c.branchDepth <= kMaxBranchDepth &&
+      p.gathers + c.gathers == 0) {
+    // Two pointwise groups without gathers stay pointwise exactly when
+    // their outputs still share one loop domain (no reduction or matmul
+    // appears, and a union of non-view groups is no view), or, in a
+    // horizontal merge of groups without a path between them, span a few
+    // independent loop domains.
     if (u.outputs.empty()) {
       return reject([] { return "the merged group would have no outputs"; });
     }
@@ -403,6 +406,7 @@ void SegmentCandidateFinder::absorb(Group& p, Group& c, SchedulerType type,
   // Nesting adds up at most along a path through both; counted exactly
   // when that bound would send every later merge to a full check.
   keep.branchDepth += gone.branchDepth;
+  keep.gathers += gone.gathers;
   if (keep.branchDepth > kMaxBranchDepth) {
     keep.branchDepth = maxBranchDepth(sortedBody(keep));
   }

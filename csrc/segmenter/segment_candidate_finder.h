@@ -63,6 +63,9 @@ class SegmentCandidateFinder {
     // At least the nesting of pads and cats in its body (scheduler.h's
     // kMaxBranchDepth), so merges of shallow groups need no full check.
     int64_t branchDepth = 0;
+    // Gathers in its body: a merge of groups with gathers is checked in
+    // full (a gather's lookup must stay outside its segment).
+    int64_t gathers = 0;
     std::vector<const Expr*> body;
     SchedulerType scheduler = SchedulerType::PointWise;
     std::vector<const TensorView*> outputs;

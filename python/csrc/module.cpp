@@ -32,6 +32,9 @@ PYBIND11_MODULE(_C, m) {
         case nvfuser::ErrorKind::ZeroDivision:
           PyErr_SetString(PyExc_ZeroDivisionError, e.what());
           return;
+        case nvfuser::ErrorKind::Index:
+          PyErr_SetString(PyExc_IndexError, e.what());
+          return;
         case nvfuser::ErrorKind::Runtime:
         case nvfuser::ErrorKind::Internal:
           PyErr_SetString(PyExc_RuntimeError, e.what());

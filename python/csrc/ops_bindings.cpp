@@ -9,6 +9,7 @@
 #include "bindings.h"
 #include "exceptions.h"
 #include "ops/arith.h"
+#include "ops/indexing_ops.h"
 #include "ops/op_utils.h"
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
@@ -113,6 +114,15 @@ const std::map<std::string, ReductionOpType>& reductionTable() {
       {"sum", ReductionOpType::Sum},   {"max", ReductionOpType::Max},
       {"min", ReductionOpType::Min},   {"prod", ReductionOpType::Prod},
       {"mean", ReductionOpType::Mean},
+  };
+  return t;
+}
+
+const std::map<std::string, GatherOpType>& gatherTable() {
+  static const std::map<std::string, GatherOpType> t = {
+      {"index_select", GatherOpType::IndexSelect},
+      {"gather", GatherOpType::Gather},
+      {"take_along_axis", GatherOpType::TakeAlongAxis},
   };
   return t;
 }
@@ -256,6 +266,15 @@ void bindOps(py::module_& m) {
       "iota",
       [](int64_t length, Val* start, Val* step, DataType dtype) {
         return iota(*start->fusion(), length, start, step, dtype);
+      },
+      ref);
+  m.def(
+      "gather_op",
+      [](const std::string& name, Val* x, Val* index, int64_t dim) {
+        const char* op = name.c_str();
+        return gatherOp(lookupOp(gatherTable(), name, "indexing"),
+                        checkTensor(x, op, "input"),
+                        checkTensor(index, op, "index"), dim);
       },
       ref);
   m.def("set", &set, ref);

@@ -190,6 +190,27 @@ class Ops:
         return self._call("segment_set", _cops.segment_set,
                           self._tensor(x, "segment_set"))
 
+    # ---- indexing ---------------------------------------------------------
+    def _gather(self, name, x, index, dim):
+        return self._call(name, _cops.gather_op, name,
+                          self._tensor(x, name), self._tensor(index, name),
+                          check_int(dim, "%s: dim" % name))
+
+    def index_select(self, arg, index, dim):
+        """torch.index_select: arg's slices along dim at a 1-D (or 0-dim)
+        Int/Int32 index."""
+        return self._gather("index_select", arg, index, dim)
+
+    def gather(self, arg1, index, dim):
+        """torch.gather: out[i] = arg1[i with i[dim] = index[i]]; index
+        has arg1's rank and the output's shape."""
+        return self._gather("gather", arg1, index, dim)
+
+    def take_along_axis(self, arg1, index, dim):
+        """numpy.take_along_axis (torch.take_along_dim with a dim): gather
+        whose other dims broadcast against each other."""
+        return self._gather("take_along_axis", arg1, index, dim)
+
     # ---- reductions -------------------------------------------------------
     def _reduction(self, name, x, dims, keepdim, dtype):
         if not isinstance(dtype, DataType):

@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from nvfuser import DataType, FusionDefinition
+from printed import run_printed
 
 NAN, INF = float("nan"), float("inf")
 FLOATS = [NAN, INF, -INF, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5,
@@ -325,17 +326,8 @@ def test_printed_definitions_re_execute():
     script = fd.python_definition()
     for name in FLOAT_MATH + ["gcd", "nextafter", "logical_right_shift"]:
         assert "fd.ops.%s(" % name in script
-    scope = {}
-    exec(script, scope)
-    got = scope["fd"].execute([x, n, h])
-    # repr(fd): nvFuser's printed function, as a user pastes it.
-    scope = {"FusionDefinition": FusionDefinition, "DataType": DataType}
-    exec(repr(fd), scope)
-    func = next(v for k, v in scope.items()
-                if k.startswith("nvfuser_fusion_id"))
-    with FusionDefinition() as repro:
-        func(repro)
-    got_repr = repro.execute([x, n, h])
+    # repr(fd) too: nvFuser's printed function, as a user pastes it.
+    got, got_repr = run_printed(fd, [x, n, h])
     for w, g, r in zip(want, got, got_repr):
         same(g, w)
         same(r, w)

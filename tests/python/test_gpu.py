@@ -381,3 +381,37 @@ print("most", most, "after", _C._loaded_kernel_modules())
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["most", "2", "after", "0"]
+
+
+def test_embedding_rms_norm_and_out_of_range_ids_on_gpu():
+    # One row kernel gathers the rows; an id out of range reads zeros (a
+    # kernel cannot raise), and so does the ATen path on the GPU, which
+    # must not stop at ATen's device-side assert.
+    w = torch.randn(1000, 256, device="cuda", dtype=torch.bfloat16)
+    g = torch.randn(256, device="cuda", dtype=torch.bfloat16)
+    ids = torch.randint(0, 1000, (4, 33), device="cuda")
+    with FusionDefinition() as fd:
+        tw, tg, tids = (fd.from_pytorch(t) for t in (w, g, ids))
+        e = fd.ops.index_select(tw, fd.ops.reshape(tids, [4 * 33]), 0)
+        e = fd.ops.cast(fd.ops.reshape(e, [4, 33, 256]), DataType.Float)
+        ms = fd.ops.mean(fd.ops.mul(e, e), [2], keepdim=True)
+        y = fd.ops.mul(fd.ops.mul(e, fd.ops.rsqrt(fd.ops.add(ms, 1e-6))),
+                       fd.ops.broadcast_in_dim(tg, [4, 33, 256], [2]))
+        fd.add_output(fd.ops.cast(y, DataType.BFloat16))
+        fd.add_output(fd.ops.cast(e, DataType.BFloat16))
+    y, e = fd.execute([w, g, ids])
+    emb = torch.nn.functional.embedding(ids, w)
+    assert torch.equal(e, emb)
+    x = emb.float()
+    ref = (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) *
+           g.float()).bfloat16()
+    torch.testing.assert_close(y, ref, rtol=1e-2, atol=1e-2)
+    assert len(fd.last_cuda_code()) == 1
+    bad = ids.clone()
+    bad[0, 3], bad[2, 0] = 1000, -1
+    for run in (fd.execute, fd.execute_unsegmented):
+        _, e = run([w, g, bad])
+        torch.cuda.synchronize()
+        assert torch.equal(e[0, 3], torch.zeros_like(e[0, 3]))
+        assert torch.equal(e[2, 0], torch.zeros_like(e[2, 0]))
+        assert torch.equal(e[1], emb[1])

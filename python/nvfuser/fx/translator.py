@@ -26,7 +26,7 @@ import torch
 
 from ..values import Tensor
 from .._C import DataType
-from . import composite, elementwise
+from . import composite, elementwise, indexing
 from .elementwise import _cast_tensor, _nv, _out_dtype, _scalar_ok
 from .schema import Unsupported, normalize
 
@@ -510,6 +510,7 @@ TABLE.update({
 for _n in SPLIT_OPS:
     TABLE[_n] = _split
 TABLE.update(composite.TABLE)
+TABLE.update(indexing.TABLE)
 # Functionalized graphs may use the *_copy forms of view ops.
 for _n in ("view", "permute", "transpose", "t", "unsqueeze", "squeeze",
            "expand", "slice", "alias", "select"):

@@ -64,6 +64,12 @@ inline std::vector<std::string> describe(const SegmentedFusion& sf) {
   return out;
 }
 
+// A view of every expr of f, no prologue.
+inline SegmentView wholeView(const Fusion& f) {
+  std::vector<const Expr*> body(f.exprs().begin(), f.exprs().end());
+  return SegmentView(f, body, {}, nullptr);
+}
+
 // True when some group reads a tensor another group produced.
 inline bool readsIntermediate(const SegmentedFusion& sf, const TensorView* tv) {
   for (const SegmentedGroup& g : sf.groups()) {

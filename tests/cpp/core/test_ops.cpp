@@ -11,32 +11,9 @@
 #include "ops/arith.h"
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
+#include "ops_test_utils.h"
 
 namespace nvfuser {
-
-namespace {
-// Runs fn and returns the nvfuser::Error message it throws ("" if none).
-template <typename Fn>
-std::string errorOf(Fn fn, ErrorKind* kind = nullptr) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    if (kind != nullptr) {
-      *kind = e.kind();
-    }
-    return e.what();
-  }
-  return "";
-}
-
-std::vector<int64_t> staticShape(const TensorView* tv) {
-  std::vector<int64_t> out;
-  for (const IterDomain& id : tv->noReductions()) {
-    Extent e = tv->fusion()->canonical(id.logicalExtent());
-    out.push_back(e.isConst() ? e.value : -1);
-  }
-  return out;
-}
 
 #define EXPECT_ERROR_CONTAINS(stmt, text)                                      \
   do {                                                                         \
@@ -44,7 +21,6 @@ std::vector<int64_t> staticShape(const TensorView* tv) {
     EXPECT_NE(msg_.find(text), std::string::npos)                              \
         << "expected error containing '" << text << "', got '" << msg_ << "'"; \
   } while (false)
-}  // namespace
 
 TEST(OpsTest, HalfArithmeticReturnsFloat) {
   Fusion f;

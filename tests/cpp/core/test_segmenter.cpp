@@ -12,13 +12,6 @@ namespace nvfuser {
 
 using V = std::vector<std::string>;
 
-namespace {
-SegmentView wholeView(const Fusion& f) {
-  std::vector<const Expr*> body(f.exprs().begin(), f.exprs().end());
-  return SegmentView(f, body, {}, nullptr);
-}
-}  // namespace
-
 TEST(SchedulerTest, RegistryPriorityAndReasons) {
   Fusion f;
   TensorView* a = defineTensor(f, {4, 8}, DataType::Float);

@@ -7,6 +7,7 @@
 #include "analysis/tensor_shape.h"
 #include "exceptions.h"
 #include "ops/arith.h"
+#include "ops/indexing_ops.h"
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
 
@@ -96,7 +97,7 @@ class Generator {
     TensorView* x = operand();
     std::vector<int64_t> shape = concreteShape(x);
     const int64_t rank = static_cast<int64_t>(shape.size());
-    switch (pick(24)) {
+    switch (pick(25)) {
       case 0: {
         const UnaryOpType ops[] = {UnaryOpType::Neg,  UnaryOpType::Abs,
                                    UnaryOpType::Exp,  UnaryOpType::Sin,
@@ -344,7 +345,39 @@ class Generator {
         add(unaryOp(ops[pick(n)], x));
         break;
       }
+      case 24:
+        addGather(x, shape);
+        break;
     }
+  }
+
+  // index_select, gather or take_along_axis of x along a dim, at indices
+  // an iota wraps into range (the kernel computes them; x may be computed
+  // too, and must then come from an earlier segment).
+  void addGather(TensorView* x, const std::vector<int64_t>& shape) {
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    if (rank == 0) {
+      return;
+    }
+    const int64_t d = pick(rank);
+    if (shape[d] == 0) {
+      return;
+    }
+    auto constant = [&](int64_t v) {
+      return defineScalar(f(), DataType::Int, ScalarValue(v));
+    };
+    TensorView* io = iota(f(), 1 + pick(5), constant(pick(7)),
+                          constant(1 + pick(3)), DataType::Int);
+    TensorView* index =
+        binaryOp(BinaryOpType::Remainder, io, constant(shape[d]))->asTensor();
+    if (coin(40)) {
+      add(indexSelect(x, index, d));
+      return;
+    }
+    std::vector<bool> mask(rank, true);
+    mask[d] = false;
+    TensorView* b = rank > 1 ? broadcast(index, mask) : index;
+    add(coin(50) ? takeAlongAxis(x, b, d) : gather(x, b, d));
   }
 
   void chooseOutputs() {

@@ -1,7 +1,8 @@
 // Seeded random fusions over every op family the IR supports, with concrete
 // sizes (0 and 1 included), broadcast and expanded dims, several dtypes,
 // shared subexpressions, several inputs and outputs, segment_set
-// boundaries, both kinds of reshape, resize ops, reductions and matmuls.
+// boundaries, both kinds of reshape, resize ops, reductions, matmuls and
+// gathers (at in-range indices).
 // The same seed always builds the same fusion.
 #pragma once
 

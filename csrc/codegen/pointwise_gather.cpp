@@ -1,0 +1,96 @@
+// index_select, gather and take_along_axis in generated kernels: one more
+// index map. The output at i reads the index tensor at i (index_select: at
+// i[dim]), and the lookup at i with its `dim` coordinate replaced by that
+// value, inside a bounds check; an index outside [0, size) gives 0
+// (docs/api.md). The lookup is always a kernel input (gathersReadMemory).
+#include "analysis/tensor_shape.h"
+#include "codegen/op_emitter.h"
+#include "codegen/pointwise_generator.h"
+#include "exceptions.h"
+
+namespace nvfuser {
+namespace pointwise_detail {
+
+Index PointwiseKernelGenerator::gatherIndexAt(const GatherOp* g,
+                                              const Index& idx) const {
+  const TensorView* index = g->index();
+  if (g->op() != GatherOpType::IndexSelect) {
+    return operandIndex(index, idx);
+  }
+  if (index->nDims() == 0) {
+    return {};
+  }
+  return operandIndex(index, Index{idx[size_t(g->dim())]});
+}
+
+Value PointwiseKernelGenerator::gathered(const GatherOp* g, const Index& idx) {
+  const TensorView* lookup = g->lookup();
+  NVF_ASSERT(paramName_.count(lookup) > 0, "the lookup ", lookup->ref(), " of ",
+             g->opName(), " is not a kernel input");
+  const size_t dim = size_t(g->dim());
+  const int64_t size = concreteShape(lookup)[dim];
+  const DataType out = g->output(0)->dtype();
+  const std::string zero = literal(ScalarValue(int64_t(0)), out);
+  const Value k = valueAt(g->index(), gatherIndexAt(g, idx));
+  auto inBounds = [&](const std::string& j) {
+    return size == 0
+               ? std::string("(false)")
+               : "(" + j + " >= 0 && " + j + " < " + std::to_string(size) + ")";
+  };
+  // The lookup's other dims follow the output's (size-1 dims broadcast).
+  Index from = idx;
+  from[dim] = Ix{"0", false};
+  from = operandIndex(lookup, from);
+  if (k.lane) {  // a different index per lane: one load per lane
+    return gatherLanes(lookup, from, dim, k, inBounds(at(k)), zero);
+  }
+  bool lane = false;
+  for (const Ix& i : from) {
+    lane = lane || i.lane;
+  }
+  // One index for the whole vector: the vector takes one branch, and the
+  // row of the lookup it reads may be one vector load (an embedding).
+  Value var = declare(out, lane);
+  line("if " + inBounds(k.name) + " {");
+  indent_ += 2;
+  scopes_.emplace_back();
+  from[dim] = Ix{emitIndex("(" + indexType_ + ")" + k.name), false};
+  Value x = load(lookup, from);
+  scopes_.pop_back();
+  assign(var, at(x));
+  indent_ -= 2;
+  line("} else {");
+  indent_ += 2;
+  assign(var, zero);
+  indent_ -= 2;
+  line("}");
+  return var;
+}
+
+Value PointwiseKernelGenerator::gatherLanes(const TensorView* lookup,
+                                            const Index& from, size_t dim,
+                                            const Value& k,
+                                            const std::string& inBounds,
+                                            const std::string& zero) {
+  const TensorLayout& layout = layouts_.at(inputIndex_.at(lookup));
+  std::string offset;
+  for (size_t d = 0; d < from.size(); ++d) {
+    const int64_t s = layout.strides[d];
+    const std::string i =
+        d == dim ? "(" + indexType_ + ")" + at(k) : ixAt(from[d]);
+    if (s == 0 || (d != dim && from[d].e == "0" && !from[d].lane)) {
+      continue;
+    }
+    offset += (offset.empty() ? "" : " + ") +
+              (s == 1 ? paren(i) : paren(i) + " * " + std::to_string(s));
+  }
+  Value var = declare(lookup->dtype(), true);
+  line("#pragma unroll");
+  line("for (int u = 0; u < " + std::to_string(lanes_) + "; ++u) " + var.name +
+       "[u] = " + inBounds + " ? " + paramName_.at(lookup) + "[" +
+       (offset.empty() ? "0" : offset) + "] : " + zero + ";");
+  return var;
+}
+
+}  // namespace pointwise_detail
+}  // namespace nvfuser
