@@ -2,6 +2,7 @@
 
 #include "exceptions.h"
 #include "ir/expr.h"
+#include "ir/exprs.h"
 #include "ir/fusion.h"
 
 namespace nvfuser {
@@ -58,6 +59,20 @@ bool replicatesInput(const Expr* e, const Val* in) {
   for (const Val* o : e->outputs()) {
     if (o->isTensor() && numel(o->asTensor()) > numel(in->asTensor())) {
       return true;
+    }
+  }
+  return false;
+}
+
+bool permutesNonUnitDims(const PermuteOp* p) {
+  const std::vector<int64_t> shape = concreteShape(p->input(0)->asTensor());
+  int64_t last = -1;
+  for (int64_t d : p->perm()) {
+    if (shape[size_t(d)] != 1) {
+      if (d < last) {
+        return true;
+      }
+      last = d;
     }
   }
   return false;

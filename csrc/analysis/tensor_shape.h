@@ -9,6 +9,8 @@
 
 namespace nvfuser {
 
+class PermuteOp;
+
 // Logical sizes without reduction dims; expanded dims count expanded.
 std::vector<int64_t> concreteShape(const TensorView* tv);
 int64_t numel(const TensorView* tv);
@@ -27,5 +29,8 @@ std::vector<Extent> extentsWithoutKnownOnes(const TensorView* tv);
 // a binary op). Cat and pad place each input element once, however large
 // their output.
 bool replicatesInput(const Expr* e, const Val* in);
+// Whether a permute changes the order of its input's non-size-1 dims (a
+// real transpose; moving size-1 dims only relabels the same layout).
+bool permutesNonUnitDims(const PermuteOp* p);
 
 }  // namespace nvfuser

@@ -9,17 +9,7 @@ namespace nvfuser {
 namespace {
 // An op no generated kernel can compute: ATen runs it alone.
 bool needsAten(const Expr* e) {
-  if (isMatmulLike(e)) {
-    return true;
-  }
-  for (const std::vector<Val*>* vals : {&e->inputs(), &e->outputs()}) {
-    for (const Val* v : *vals) {
-      if (!hasKernelType(v->dtype())) {
-        return true;
-      }
-    }
-  }
-  return false;
+  return isMatmulLike(e) || valueWithoutKernelType(e) != nullptr;
 }
 }  // namespace
 

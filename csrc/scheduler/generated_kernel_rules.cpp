@@ -16,16 +16,23 @@ bool hasKernelType(DataType t) {
   return !isComplexType(t) && t != DataType::Null;
 }
 
+const Val* valueWithoutKernelType(const Expr* e) {
+  for (const std::vector<Val*>* vals : {&e->inputs(), &e->outputs()}) {
+    for (const Val* v : *vals) {
+      if (!hasKernelType(v->dtype())) {
+        return v;
+      }
+    }
+  }
+  return nullptr;
+}
+
 namespace {
 Decision valuesHaveKernelTypes(const std::vector<const Expr*>& exprs) {
   for (const Expr* e : exprs) {
-    for (const std::vector<Val*>* vals : {&e->inputs(), &e->outputs()}) {
-      for (const Val* v : *vals) {
-        if (!hasKernelType(v->dtype())) {
-          return Decision::no(exprRef(e) + " has " + toString(v->dtype()) +
-                              " values (no generated kernel type)");
-        }
-      }
+    if (const Val* v = valueWithoutKernelType(e)) {
+      return Decision::no(exprRef(e) + " has " + toString(v->dtype()) +
+                          " values (no generated kernel type)");
     }
   }
   return Decision::yes();
@@ -130,20 +137,6 @@ bool isViewExpr(const Expr* e) {
   }
 }
 
-bool movesDims(const PermuteOp* p) {
-  const std::vector<int64_t> shape = concreteShape(p->input(0)->asTensor());
-  int64_t last = -1;
-  for (int64_t d : p->perm()) {
-    if (shape[size_t(d)] != 1) {
-      if (d < last) {
-        return true;
-      }
-      last = d;
-    }
-  }
-  return false;
-}
-
 // Whether the no_op scheduler takes `exprs` on their own (views of their
 // inputs, no copy).
 bool viewsAlone(const SegmentView& view, std::vector<const Expr*> exprs) {
@@ -165,7 +158,7 @@ Decision viewOutputsStayViews(const SegmentView& view) {
     // A transpose written by a kernel is a second, uncoalesced copy of what
     // the kernel computes (a matmul gradient's t() of its input).
     const auto* p = exprAs<PermuteOp>(def);
-    if (p != nullptr && movesDims(p) && viewsAlone(view, {def})) {
+    if (p != nullptr && permutesNonUnitDims(p) && viewsAlone(view, {def})) {
       return Decision::no("output " + o->ref() + " is a transpose (" +
                           exprRef(def) +
                           "): a no_op view of the value returns it "

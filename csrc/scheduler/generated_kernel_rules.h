@@ -22,6 +22,9 @@ constexpr int64_t kMaxRecomputedReduction = 32;
 // Whether generated kernels have a type for values of this dtype (complex
 // values do not).
 bool hasKernelType(DataType t);
+// The first input or output of `e` whose dtype has no kernel type (nullptr
+// when none): such an op runs through ATen, as a one-op expr_eval segment.
+const Val* valueWithoutKernelType(const Expr* e);
 
 // Every value has a kernel type; every gather's lookup is an input of the
 // kernel (gathersReadMemory); row reductions fit one row layout with

@@ -50,6 +50,15 @@ bool onlyCastOrViewedToAnOutput(const Val* v) {
   return true;
 }
 
+bool isFloatingSum(const Expr* e) {
+  const auto* red = exprAs<ReductionOp>(e);
+  if (red == nullptr || red->op() != ReductionOpType::Sum) {
+    return false;
+  }
+  const DataType dtype = red->output(0)->dtype();
+  return dtype == DataType::Float || dtype == DataType::Double;
+}
+
 const ReductionOp* splittableSum(const std::vector<const Val*>& outputs,
                                  const std::vector<const Expr*>& exprs) {
   int64_t reductions = 0;
@@ -59,14 +68,8 @@ const ReductionOp* splittableSum(const std::vector<const Val*>& outputs,
   if (reductions != 1 || outputs.size() != 1) {
     return nullptr;
   }
-  const auto* sum =
-      exprAs<ReductionOp>(beforeCastsAndUnitViews(outputs[0])->definition());
-  if (sum == nullptr) {
-    return nullptr;
-  }
-  const DataType dtype = sum->output(0)->dtype();
-  const bool floating = dtype == DataType::Float || dtype == DataType::Double;
-  return sum->op() == ReductionOpType::Sum && floating ? sum : nullptr;
+  const Expr* def = beforeCastsAndUnitViews(outputs[0])->definition();
+  return isFloatingSum(def) ? exprAs<ReductionOp>(def) : nullptr;
 }
 
 namespace {

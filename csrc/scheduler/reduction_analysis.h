@@ -40,6 +40,10 @@ const Val* beforeCastsAndUnitViews(const Val* out);
 // isCastOrUnitView ops (or is one with no uses).
 bool onlyCastOrViewedToAnOutput(const Val* v);
 
+// Whether `e` is a Sum into Float or Double (what the generator's split
+// sum, with its float atomics, can take).
+bool isFloatingSum(const Expr* e);
+
 // The sum the kernel generator splits over threads and blocks (atomic adds
 // into a workspace): the segment's only reduction, a floating-point Sum,
 // and its only output is that sum, cast or viewed. nullptr otherwise.

@@ -28,12 +28,10 @@ Decision starvedSerialSumFits(const SegmentView& view,
     return Decision::yes();
   }
   for (const Expr* e : info.reductions) {
-    const auto* red = exprAs<ReductionOp>(e);
-    if (red == nullptr || red->op() != ReductionOpType::Sum ||
-        (red->output(0)->dtype() != DataType::Float &&
-         red->output(0)->dtype() != DataType::Double)) {
+    if (!isFloatingSum(e)) {
       continue;  // the segmenter's reduction split takes these
     }
+    const auto* red = exprAs<ReductionOp>(e);
     const std::vector<int64_t> shape = concreteShape(e->input(0)->asTensor());
     int64_t rows = 1;
     for (int64_t a : red->axes()) {

@@ -41,12 +41,8 @@ int64_t divisorAtMost(int64_t n, int64_t limit) {
 // floating-point sum that is a fusion output as it is, cast or viewed:
 // the kernel generator splits it itself, in one kernel).
 int64_t serialChunks(const Expr* e, int64_t rows, int64_t outputs) {
-  const auto* red = exprAs<ReductionOp>(e);
-  const Val* out = e->output(0);
   const bool loneSum =
-      red->op() == ReductionOpType::Sum &&
-      (out->dtype() == DataType::Float || out->dtype() == DataType::Double) &&
-      onlyCastOrViewedToAnOutput(out);
+      isFloatingSum(e) && onlyCastOrViewedToAnOutput(e->output(0));
   if (loneSum || rows < kMinChunkRows * kMinChunks ||
       outputs * kMinChunks > kPartialElements) {
     return 1;

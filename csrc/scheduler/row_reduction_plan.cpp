@@ -85,20 +85,12 @@ Decision keepsRows(const Expr* e, const RowReductionPlan& plan) {
     case ExprType::Reduction:
     case ExprType::VarMean:
       return Decision::yes();
-    case ExprType::Permute: {
-      const std::vector<int64_t> shape = concreteShape(e->input(0)->asTensor());
-      int64_t last = -1;
-      for (int64_t d : exprAs<PermuteOp>(e)->perm()) {
-        if (shape[size_t(d)] != 1) {
-          if (d < last) {
-            return Decision::no(exprRef(e) + " permutes the rows of a "
-                                "row-reduced value");
-          }
-          last = d;
-        }
+    case ExprType::Permute:
+      if (permutesNonUnitDims(exprAs<PermuteOp>(e))) {
+        return Decision::no(exprRef(e) +
+                            " permutes the rows of a row-reduced value");
       }
       return Decision::yes();
-    }
     default:
       break;
   }

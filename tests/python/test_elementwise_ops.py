@@ -14,6 +14,7 @@ import torch
 
 from nvfuser import DataType, FusionDefinition
 from printed import run_printed
+from value_checks import special_values
 
 NAN, INF = float("nan"), float("inf")
 FLOATS = [NAN, INF, -INF, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5,
@@ -30,13 +31,7 @@ PREDICATES = ["isinf", "isfinite", "isneginf", "isposinf", "signbit",
 
 
 def values(dtype):
-    if dtype == torch.bool:
-        return torch.tensor([True, False, True])
-    if dtype.is_floating_point:
-        return torch.tensor(FLOATS, dtype=dtype)
-    info = torch.iinfo(dtype)
-    return torch.tensor([info.min, -100, -7, -1, 0, 1, 2, 3, 64, info.max],
-                        dtype=dtype)
+    return special_values(dtype, FLOATS)
 
 
 def run(build, inputs):

@@ -17,6 +17,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from fx_check import call_nodes
 from nvfuser.fx import compile_graph
 from nvfuser.fx.elementwise import FLOAT_FUNCTIONS, PREDICATES
+from value_checks import as_tuple as _as_tuple, assert_same, special_values
 
 NAN, INF = float("nan"), float("inf")
 FLOATS = [NAN, INF, -INF, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5, 0.999,
@@ -25,36 +26,13 @@ TRACES = ["symbolic", "make_fx"]
 
 
 def values(dtype):
-    if dtype == torch.bool:
-        return torch.tensor([True, False, True])
-    if dtype.is_floating_point:
-        return torch.tensor(FLOATS, dtype=dtype)
-    info = torch.iinfo(dtype)
-    return torch.tensor([info.min, -100, -7, -1, 0, 1, 2, 3, 64, info.max],
-                        dtype=dtype)
+    return special_values(dtype, FLOATS)
 
 
 def pairs(dtype):
     """Every value of `dtype` against every other."""
     v = values(dtype)
     return v.repeat_interleave(len(v)), v.repeat(len(v))
-
-
-def assert_same(got, want):
-    assert got.dtype == want.dtype and got.shape == want.shape, \
-        (got.dtype, got.shape, want.dtype, want.shape)
-    if want.dtype.is_floating_point:
-        assert torch.equal(got.isnan(), want.isnan()), (got, want)
-        ok = ~want.isnan()
-        assert torch.equal(got[ok], want[ok]), (got, want)
-        assert torch.equal(got[ok].signbit(), want[ok].signbit()), \
-            (got, want)
-    else:
-        assert torch.equal(got, want), (got, want)
-
-
-def _as_tuple(x):
-    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
 def compiled(fn, inputs, trace="symbolic"):

@@ -24,28 +24,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 from nvfuser.fx import TABLE, Unsupported, compile_graph
 from nvfuser.fx import translator
-
-
-def assert_same(got, want, exact=True):
-    """Exactly equal: dtype, shape, values, nan positions, signs of zero
-    (or, not exact, floats within a rounding error)."""
-    assert got.dtype == want.dtype and got.shape == want.shape, \
-        (got.dtype, got.shape, want.dtype, want.shape)
-    if want.dtype.is_floating_point and not exact:
-        torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6,
-                                   equal_nan=True)
-    elif want.dtype.is_floating_point:
-        assert torch.equal(got.isnan(), want.isnan()), (got, want)
-        ok = ~want.isnan()
-        assert torch.equal(got[ok], want[ok]), (got, want)
-        assert torch.equal(got[ok].signbit(), want[ok].signbit()), \
-            (got, want)
-    else:
-        assert torch.equal(got, want), (got, want)
-
-
-def _as_tuple(x):
-    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+from value_checks import as_tuple as _as_tuple, assert_same
 
 
 def check(fn, *inputs, trace="symbolic", gm=None, exact=True):
