@@ -119,6 +119,30 @@ def kernel_breakdown(fn, reps=10):
     return [(k, us, n) for k, (us, n) in by.items()]
 
 
+def kernel_launchers(fn, patterns):
+    """[(kernel, CPU op that launched it, its input shapes, enclosing ops
+    innermost first)] for the kernels of one fn() call whose names contain
+    one of `patterns`: where an ATen copy or fill comes from."""
+    fn()
+    torch.cuda.synchronize()
+    acts = [torch.profiler.ProfilerActivity.CPU,
+            torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=acts, record_shapes=True) as prof:
+        fn()
+        torch.cuda.synchronize()
+    found = []
+    for e in prof.events():
+        for k in getattr(e, "kernels", []) or []:
+            if not any(p in k.name for p in patterns):
+                continue
+            chain, parent = [], e.cpu_parent
+            while parent is not None and len(chain) < 6:
+                chain.append(parent.name)
+                parent = parent.cpu_parent
+            found.append((k.name[:60], e.name, e.input_shapes, chain))
+    return found
+
+
 def kernel_time_ms(fn, reps=10):
     """GPU time of the kernels fn() launches (no host gaps), per call, and
     the kernels' names, from the profiler."""

@@ -49,7 +49,8 @@ for STEP in tests fx_tests demo pointwise norm fx_backend rope warm model; do
       step tests 240 "$PY" -m pytest -q -rs tests/python/test_gpu.py
       tail -n 2 "$OUT_DIR/tests.log" ;;
     fx_tests)
-      step fx_tests 180 "$PY" -m pytest -q -p no:logging tests/python/test_fx.py
+      step fx_tests 180 "$PY" -m pytest -q -p no:logging tests/python/test_fx.py \
+        tests/python/test_fx_decompositions.py
       grep -E "^FAILED|passed|failed" "$OUT_DIR/fx_tests.log" | tail -n 4 ;;
     demo)
       step demo 120 bash scripts/demo.sh

@@ -64,8 +64,8 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, HERE)
 
 from bench_utils import (dynamo_stats, error_info, fmt_measure,  # noqa: E402
-                         fresh_compile, kernel_breakdown, measure,
-                         reset_dynamo, sanity_warnings)
+                         fresh_compile, kernel_breakdown, kernel_launchers,
+                         measure, reset_dynamo, sanity_warnings)
 
 HEAD_DIM = "<hidden // heads>"  # an extra config value computed per run
 
@@ -477,6 +477,12 @@ def run_case(name, backend, base, ids, a, ref, tracker, cuda):
         if a.breakdown and cuda:
             stage = "train breakdown"
             r["breakdown"] = kernel_breakdown(step, reps=3)[:a.breakdown]
+        if a.launchers and cuda and backend == "nvfuser":
+            stage = "train launchers"
+            for k, op, shapes, chain in kernel_launchers(
+                    step, a.launchers.split(",")):
+                print("[launcher] %s <- %s %s <- %s" % (
+                    k, op, shapes, " <- ".join(chain)), flush=True)
         model.zero_grad(set_to_none=True)
 
         stage = "inference"
@@ -865,7 +871,8 @@ def child_argv(a, model, json_path, md_path):
             "--md", md_path, "--dtype", a.dtype, "--attn", a.attn,
             "--dynamic-backends", ",".join(a.dynamic_backends),
             "--warmup", str(a.warmup), "--kernel-reps", str(a.kernel_reps),
-            "--breakdown", str(a.breakdown), "--device", a.device]
+            "--breakdown", str(a.breakdown), "--device", a.device,
+            "--launchers", a.launchers]
     for k in SIZES["full"]:
         argv += ["--" + k.replace("_", "-"), str(getattr(a, k))]
     if a.capture:
@@ -936,6 +943,10 @@ def parse(argv=None):
     p.add_argument("--dynamic", action="store_true",
                    help="then a train step at batch+1, seq/2")
     p.add_argument("--dynamic-backends", default="nvfuser")
+    p.add_argument("--launchers", default="", metavar="PATTERNS",
+                   help="comma-separated kernel name parts: print the ATen "
+                   "op (with input shapes) that launched each such kernel "
+                   "of our train step, e.g. direct_copy,FillFunctor")
     p.add_argument("--breakdown", type=int, default=0, metavar="N",
                    help="top N kernels of each backend's train step")
     p.add_argument("--md", default=os.path.join(HERE, "results",

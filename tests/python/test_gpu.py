@@ -356,10 +356,12 @@ def test_torch_compile_backend_on_gpu():
 def test_loaded_modules_stay_bounded_and_are_unloaded():
     # A fresh process, since the bound is read once per process: 8 shapes
     # are 8 entries with a kernel each, through a table of 2 modules;
-    # a second pass reloads evicted ones. Dropping the fusion unloads.
+    # a second pass reloads evicted ones. Dropping the fusion (the
+    # definition and the FusionCache's entry, which nvFuser's cache keeps
+    # for later equal definitions) unloads.
     script = """
 import gc, torch
-from nvfuser import DataType, FusionDefinition, _C
+from nvfuser import DataType, FusionCache, FusionDefinition, _C
 with FusionDefinition() as fd:
     x = fd.define_tensor(shape=[-1], dtype=DataType.Float)
     fd.add_output(fd.ops.mul(fd.ops.exp(x), x))
@@ -371,6 +373,7 @@ for _ in range(2):
         torch.testing.assert_close(out, x.exp() * x)
         most = max(most, _C._loaded_kernel_modules())
 del fd
+FusionCache.reset()
 gc.collect()
 print("most", most, "after", _C._loaded_kernel_modules())
 """

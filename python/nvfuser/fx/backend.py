@@ -14,12 +14,16 @@ def _boxed(gm, example_inputs):
 def nvfuser_backend(gm, example_inputs):
     """A torch.compile backend (torch >= 2.0). The forward/backward split
     is the min-cut one (as inductor's): the backward recomputes cheap
-    pointwise values instead of the forward saving them to memory."""
+    pointwise values instead of the forward saving them to memory; the
+    decompositions (decompositions.py) let it see the log-softmax of a
+    loss as such values."""
     from torch._dynamo.backends.common import aot_autograd
     from torch._functorch.partitioners import \
         min_cut_rematerialization_partition
+    from .decompositions import aot_decompositions
     return aot_autograd(fw_compiler=_boxed, bw_compiler=_boxed,
-                        partition_fn=min_cut_rematerialization_partition)(
+                        partition_fn=min_cut_rematerialization_partition,
+                        decompositions=aot_decompositions())(
         gm, example_inputs)
 
 

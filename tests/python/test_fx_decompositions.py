@@ -1,0 +1,97 @@
+"""The decompositions the torch.compile backend hands aot_autograd
+(nvfuser/fx/decompositions.py): a cross-entropy step through aot_function
+with them, compiled by our regions, against eager; and what the min-cut
+partition then saves for the backward (issue 15: a Llama step saved a float
+copy of the logits)."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from fx_check import call_nodes
+from nvfuser.fx.backend import _boxed
+from nvfuser.fx.decompositions import aot_decompositions
+
+aot_function = pytest.importorskip("functorch.compile").aot_function
+
+
+def _graphs_of_step(fn, inputs, partition=None, compiler=_boxed):
+    """(forward gm, backward gm, result, grads) of fn(*inputs).backward()
+    through aot_function with our decompositions."""
+    graphs = []
+
+    def keep(gm, example_inputs):
+        graphs.append(gm)
+        return compiler(gm, example_inputs)
+    kwargs = {} if partition is None else {"partition_fn": partition}
+    compiled = aot_function(fn, fw_compiler=keep, bw_compiler=keep,
+                            decompositions=aot_decompositions(), **kwargs)
+    out = compiled(*inputs)
+    out.backward()
+    return graphs[0], graphs[1], out
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_step_matches_eager(reduction):
+    torch.manual_seed(0)
+    logits = torch.randn(48, 300, dtype=torch.bfloat16)
+    target = torch.randint(0, 300, (48,))
+    target[[3, 17]] = -100  # ignored rows: zero gradient, not in the mean
+
+    def step(x, t):
+        loss = F.cross_entropy(x.float(), t, reduction=reduction)
+        return loss.sum() if reduction == "none" else loss
+    ours = logits.clone().requires_grad_()
+    fw, bw, loss = _graphs_of_step(step, [ours, target])
+    ref = logits.clone().requires_grad_()
+    want = step(ref, target)
+    want.backward()
+    torch.testing.assert_close(loss, want, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(ours.grad, ref.grad, rtol=0, atol=1e-2)
+    assert ours.grad[3].abs().max() == 0 and ours.grad[17].abs().max() == 0
+    # Decomposed: the backward has neither opaque op left.
+    names = {n.target.overloadpacket.__name__ for n in call_nodes(bw)
+             if hasattr(n.target, "overloadpacket")}
+    assert not names & {"nll_loss_backward", "_log_softmax_backward_data"}
+    assert "_log_softmax" not in {
+        n.target.overloadpacket.__name__ for n in call_nodes(fw)
+        if hasattr(n.target, "overloadpacket")}
+
+
+def test_weighted_nll_loss_backward_keeps_the_aten_op():
+    # Class weights: our replacement declines (NotImplemented) and the
+    # ATen op is traced as before, with eager's values.
+    torch.manual_seed(1)
+    logits = torch.randn(16, 40)
+    target = torch.randint(0, 40, (16,))
+    w = torch.rand(40)
+
+    def step(x, t):
+        return F.cross_entropy(x, t, weight=w)
+    ours = logits.clone().requires_grad_()
+    _, bw, loss = _graphs_of_step(step, [ours, target])
+    ref = logits.clone().requires_grad_()
+    step(ref, target).backward()
+    torch.testing.assert_close(ours.grad, ref.grad)
+    assert any(getattr(n.target, "overloadpacket", None) is
+               torch.ops.aten.nll_loss_backward for n in call_nodes(bw))
+
+
+@pytest.mark.skipif(not torch.__version__.startswith("2."),
+                    reason="torch 1.13's min-cut partition cannot recompute "
+                    "through detach (it saves the log-probabilities "
+                    "whatever the decompositions); torch.compile needs 2.x")
+def test_min_cut_saves_no_float_logits():
+    pytest.importorskip("networkx")
+    from functorch.compile import min_cut_rematerialization_partition
+    logits = torch.randn(64, 1000, dtype=torch.bfloat16, requires_grad=True)
+    target = torch.randint(0, 1000, (64,))
+    fw, _, _ = _graphs_of_step(
+        lambda x, t: F.cross_entropy(x.float(), t), [logits, target],
+        partition=min_cut_rematerialization_partition,
+        compiler=lambda gm, _: gm)
+    out = [n for n in fw.graph.nodes if n.op == "output"][0].args[0]
+    saved = [(o.name, o.meta["val"].dtype) for o in out
+             if hasattr(o, "meta") and "val" in o.meta and
+             tuple(o.meta["val"].shape) == (64, 1000)]
+    assert all(dtype == torch.bfloat16 for _, dtype in saved), saved
