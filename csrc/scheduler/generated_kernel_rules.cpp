@@ -149,16 +149,26 @@ bool viewsAlone(const SegmentView& view, std::vector<const Expr*> exprs) {
 }
 }  // namespace
 
+namespace {
+bool isOutput(const SegmentView& view, const TensorView* tv) {
+  const auto& outs = view.outputs();
+  return std::find(outs.begin(), outs.end(), tv) != outs.end();
+}
+}  // namespace
+
 Decision viewOutputsStayViews(const SegmentView& view) {
   for (const TensorView* o : view.outputs()) {
     const Expr* def = o->definition();
     if (def == nullptr || !view.contains(def) || !isViewExpr(def)) {
       continue;
     }
-    // A transpose written by a kernel is a second, uncoalesced copy of what
-    // the kernel computes (a matmul gradient's t() of its input).
+    // A transpose the kernel writes next to the value itself is a second,
+    // uncoalesced copy (a matmul gradient's t() of its input). A transpose
+    // alone is the layout asked for (a region output's promised strides, a
+    // reshape after it): the kernel writes it instead of the value.
     const auto* p = exprAs<PermuteOp>(def);
-    if (p != nullptr && permutesNonUnitDims(p) && viewsAlone(view, {def})) {
+    if (p != nullptr && permutesNonUnitDims(p) &&
+        isOutput(view, p->input(0)->asTensor()) && viewsAlone(view, {def})) {
       return Decision::no("output " + o->ref() + " is a transpose (" +
                           exprRef(def) +
                           "): a no_op view of the value returns it "

@@ -12,7 +12,8 @@ from fx_check import call_nodes
 from nvfuser.fx.backend import _boxed
 from nvfuser.fx.decompositions import aot_decompositions
 
-aot_function = pytest.importorskip("functorch.compile").aot_function
+_compile = pytest.importorskip("functorch.compile")
+aot_function, make_boxed_func = _compile.aot_function, _compile.make_boxed_func
 
 
 def _graphs_of_step(fn, inputs, partition=None, compiler=_boxed):
@@ -66,30 +67,26 @@ def test_weighted_nll_loss_backward_keeps_the_aten_op():
     target = torch.randint(0, 40, (16,))
     w = torch.rand(40)
 
-    def step(x, t):
+    def step(x, t, w):
         return F.cross_entropy(x, t, weight=w)
     ours = logits.clone().requires_grad_()
-    _, bw, loss = _graphs_of_step(step, [ours, target])
+    _, bw, loss = _graphs_of_step(step, [ours, target, w])
     ref = logits.clone().requires_grad_()
-    step(ref, target).backward()
+    step(ref, target, w).backward()
     torch.testing.assert_close(ours.grad, ref.grad)
     assert any(getattr(n.target, "overloadpacket", None) is
                torch.ops.aten.nll_loss_backward for n in call_nodes(bw))
 
 
-@pytest.mark.skipif(not torch.__version__.startswith("2."),
-                    reason="torch 1.13's min-cut partition cannot recompute "
-                    "through detach (it saves the log-probabilities "
-                    "whatever the decompositions); torch.compile needs 2.x")
 def test_min_cut_saves_no_float_logits():
     pytest.importorskip("networkx")
-    from functorch.compile import min_cut_rematerialization_partition
+    from nvfuser.fx.decompositions import min_cut_partition
     logits = torch.randn(64, 1000, dtype=torch.bfloat16, requires_grad=True)
     target = torch.randint(0, 1000, (64,))
     fw, _, _ = _graphs_of_step(
         lambda x, t: F.cross_entropy(x.float(), t), [logits, target],
-        partition=min_cut_rematerialization_partition,
-        compiler=lambda gm, _: gm)
+        partition=min_cut_partition,
+        compiler=lambda gm, _: make_boxed_func(gm))
     out = [n for n in fw.graph.nodes if n.op == "output"][0].args[0]
     saved = [(o.name, o.meta["val"].dtype) for o in out
              if hasattr(o, "meta") and "val" in o.meta and

@@ -190,6 +190,24 @@ def test_view_outputs_are_not_copied_by_kernels():
     assert len(kernels) == 1 and kernels[0].count("nvf_vstore(out") == 1
 
 
+def test_a_transpose_alone_is_written_by_the_kernel():
+    # A region output whose promised strides are a permutation (Llama's
+    # q after RoPE, [2, 16, S, 128] laid out as [2, S, 16, 128]) is the
+    # fusion output permute(value): the kernel must write that order. As a
+    # no_op view of a row-major value it needed a copy after the fusion
+    # (4 ATen copies of 27 us per Llama step).
+    x = torch.randn(2, 16, 8, 4).transpose(1, 2)
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        y = fd.ops.add(fd.ops.mul(t, t), t)
+        fd.add_output(fd.ops.permute(y, [0, 2, 1, 3]))
+    out, = fd.execute([x])
+    torch.testing.assert_close(out, (x * x + x).permute(0, 2, 1, 3))
+    assert out.is_contiguous()
+    groups = fd.last_segmentation()["groups"]
+    assert [g["scheduler"] for g in groups] == ["pointwise"]
+
+
 def test_view_of_a_matmul_output_is_not_copied():
     # The loss kernel of a Llama step copied the logits (a matmul output
     # viewed [2, 2048, 32000]) because a region returned that view too.

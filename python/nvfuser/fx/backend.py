@@ -18,11 +18,9 @@ def nvfuser_backend(gm, example_inputs):
     decompositions (decompositions.py) let it see the log-softmax of a
     loss as such values."""
     from torch._dynamo.backends.common import aot_autograd
-    from torch._functorch.partitioners import \
-        min_cut_rematerialization_partition
-    from .decompositions import aot_decompositions
+    from .decompositions import aot_decompositions, min_cut_partition
     return aot_autograd(fw_compiler=_boxed, bw_compiler=_boxed,
-                        partition_fn=min_cut_rematerialization_partition,
+                        partition_fn=min_cut_partition,
                         decompositions=aot_decompositions())(
         gm, example_inputs)
 

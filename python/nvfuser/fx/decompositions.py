@@ -36,6 +36,31 @@ def _nll_loss_backward(grad_output, self, target, weight, reduction,
     return torch.where(hit, -g, g.new_zeros(())).to(self.dtype)
 
 
+def _drop_detaches(joint):
+    """Removes detach nodes from aot_autograd's joint graph: there they
+    only mark saved values (the graph is differentiated already), and the
+    min-cut partition cannot recompute through them, so a detached value
+    was always saved. Detaches that are graph outputs stay (an output that
+    aliases an input is aot_autograd's business)."""
+    detach = torch.ops.aten.detach.default
+    for node in list(joint.graph.nodes):
+        if node.op != "call_function" or node.target is not detach:
+            continue
+        if any(user.op == "output" for user in node.users):
+            continue
+        node.replace_all_uses_with(node.args[0])
+        joint.graph.erase_node(node)
+    joint.recompile()
+
+
+def min_cut_partition(joint, joint_inputs, **kwargs):
+    """torch's min-cut rematerialization partition of the joint graph
+    without its detaches (_drop_detaches)."""
+    from functorch.compile import min_cut_rematerialization_partition
+    _drop_detaches(joint)
+    return min_cut_rematerialization_partition(joint, joint_inputs, **kwargs)
+
+
 def aot_decompositions():
     """The decomposition table the backend hands aot_autograd."""
     from torch._decomp import get_decompositions
