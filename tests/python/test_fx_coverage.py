@@ -216,6 +216,20 @@ def test_activation_backwards(dtype):
     check(f, [x, g], trace="symbolic", **tol)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_gelu_both_approximations_are_fused(dtype):
+    # Gemma2's MLP (gelu_pytorch_tanh) ran its gelu in eager between two
+    # regions per layer (H200 model bench, session 8: "gelu x6").
+    x = torch.randn(6, 9).to(dtype)
+    x[0, :3] = torch.tensor([0.0, -30.0, 30.0])
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else \
+        dict(rtol=1e-2, atol=1e-2)
+
+    def f(x):
+        return (aten.gelu.default(x), aten.gelu.default(x, approximate="tanh"))
+    check(f, [x], trace="symbolic", **tol)
+
+
 def test_var_mean_and_layer_norm_tuples_are_read_by_getitem():
     x, w, b = torch.randn(4, 6, 8), torch.randn(8), torch.randn(8)
 

@@ -226,6 +226,22 @@ def _threshold_backward(ctx, node, p):
                                  g, node)
 
 
+def _gelu(ctx, node, p):
+    """x * Phi(x) (approximate="none"), or PyTorch's tanh approximation
+    0.5 x (1 + tanh(k (x + c x^3))) (Gemma's MLP), in float."""
+    x = _opmath(ctx, _tensor(p["self"], "gelu"))
+    ops = ctx.fd.ops
+    approximate = p.get("approximate", "none")
+    if approximate == "none":
+        cdf = ops.add(1.0, ops.erf(ops.mul(x, math.sqrt(0.5))))
+        return ops.mul(ops.mul(x, 0.5), cdf)
+    if approximate == "tanh":
+        k, c = math.sqrt(2.0 / math.pi), 0.044715
+        inner = ops.mul(k, ops.add(x, ops.mul(c, ops.mul(ops.mul(x, x), x))))
+        return ops.mul(ops.mul(x, 0.5), ops.add(1.0, ops.tanh(inner)))
+    raise Unsupported("gelu with approximate=%r" % (approximate,))
+
+
 def _gelu_backward(ctx, node, p):
     g, x = _grad_and(ctx, p, "self", "gelu backward")
     approximate = p.get("approximate", "none")
@@ -391,6 +407,7 @@ TABLE = {
     "nll_loss_backward": _nll_loss_backward,
     "silu_backward": _silu_backward, "sigmoid_backward": _sigmoid_backward,
     "tanh_backward": _tanh_backward, "gelu_backward": _gelu_backward,
+    "gelu": _gelu,
     "threshold_backward": _threshold_backward,
     "var_mean": _var_mean, "native_layer_norm": _native_layer_norm,
     "masked_fill": _masked_fill, "tril": _triangle(True),
