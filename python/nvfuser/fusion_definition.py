@@ -410,8 +410,11 @@ class FusionDefinition:
 
     def _profiled_segments(self):
         if self.segments:
-            return {"groups": [{"id": i, "scheduler": "segment"}
-                               for i in range(len(self.segments))]}
+            # Each segment's definition ran as a fusion of its own.
+            groups = [g for seg in self.segments
+                      for g in (seg.last_segmentation() or
+                                {"groups": []})["groups"]]
+            return {"groups": [dict(g, id=i) for i, g in enumerate(groups)]}
         return self.last_segmentation()
 
     def cuda_code_for(self, inputs, arch="sm_90", *, _enable_options=None,

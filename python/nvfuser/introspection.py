@@ -109,10 +109,14 @@ def scheduled_ir(concrete_ir, segmentation, tensor_transforms):
             group["id"], group["scheduler"], group["inputs"],
             group["outputs"]))
         for text in group["prologue_exprs"]:
-            parts.append("    (forwarded) " + text.strip())
+            parts.append("    (forwarded) " + _one_line(text))
         for text in group["exprs"]:
-            parts.append("    " + text.strip())
+            parts.append("    " + _one_line(text))
     return "\n".join(parts) + "\n"
+
+
+def _one_line(text):
+    return " ".join(line.strip() for line in text.splitlines())
 
 
 # ---- profile --------------------------------------------------------------

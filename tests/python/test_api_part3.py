@@ -242,6 +242,7 @@ def test_scheduled_fusion_ir():
     for group in fd.last_segmentation()["groups"]:
         assert group["scheduler"] in text
     assert fd.last_concrete_ir().rstrip() in text
+    assert "    T1_g_float[iS{4}, iS{6}] = exp(T0)" in text
     with pytest.raises(ValueError, match="the fusion has 1 inputs but 2"):
         fd.scheduled_fusion_ir_for([x, x])
 
@@ -324,8 +325,10 @@ def test_segment_returns_definitions_that_compute_the_same():
     for value, ref in zip(fd.outputs(), expected):
         torch.testing.assert_close(values[value], ref)
     # execute now runs the segments.
-    for out, ref in zip(fd.execute([x]), expected):
+    for out, ref in zip(fd.execute([x], profile=True), expected):
         torch.testing.assert_close(out, ref)
+    assert [k.scheduler for k in fd.profile().kernel_profiles] == \
+        [g["scheduler"] for g in fd.last_segmentation()["groups"]]
 
 
 def test_segment_of_one_segment_and_of_a_strided_input():
@@ -344,3 +347,25 @@ def test_segment_of_one_segment_and_of_a_strided_input():
     torch.testing.assert_close(fd.execute([y])[0], (-y).sum(0))
     with pytest.raises(ValueError, match="the fusion has 1 inputs but 0"):
         fd.segment([])
+
+
+def test_segment_keeps_output_options_and_clone_keeps_them_too():
+    x = torch.randn(4, 6)
+    x0 = x.clone()
+    with FusionDefinition() as fd:
+        t0 = fd.from_pytorch(x)
+        t1 = fd.ops.segment_set(fd.ops.exp(t0))
+        fd.add_output(fd.ops.sum(t1, [1]))
+        fd.add_output(fd.ops.mul(t1, 2.0), stride_order=[0, 1])
+        fd.add_output(fd.ops.neg(t0), alias_input=t0)
+    assert len(fd.segment([x])) >= 2
+    total, doubled = fd.execute([x])
+    torch.testing.assert_close(total, x0.exp().sum(1))
+    torch.testing.assert_close(doubled, x0.exp() * 2.0)
+    assert doubled.stride() == (1, 4)
+    torch.testing.assert_close(x, -x0)
+    other = FusionDefinition()
+    nvfuser.clone(fd, other)
+    (_, again) = other.execute([x])
+    assert again.stride() == (1, 4)
+    torch.testing.assert_close(x, x0)  # negated back in place
