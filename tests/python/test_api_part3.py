@@ -211,6 +211,17 @@ def test_contiguity_broadcast_entries_follow_the_stride_order():
         with FusionDefinition() as fd:
             fd.define_tensor(shape=[1, -1], contiguity=[None, True],
                              stride_order=[0, 1])
+    # Lists that do not fit reach the compiler's checks unchanged.
+    with pytest.raises(ValueError, match="contiguity has 1 entries but "
+                                         "shape has 2 dims"):
+        with FusionDefinition() as fd:
+            fd.define_tensor(shape=[-1, -1], contiguity=[True],
+                             stride_order=[0, 1])
+    with pytest.raises(ValueError, match="stride_order must be a "
+                                         "permutation of 0..1"):
+        with FusionDefinition() as fd:
+            fd.define_tensor(shape=[-1, -1], contiguity=[True, False],
+                             stride_order=[1, 1])
     with FusionDefinition() as fd:
         t0 = fd.define_tensor(shape=[1, -1], contiguity=True,
                               stride_order=[0, 1])
@@ -347,6 +358,10 @@ def test_segment_of_one_segment_and_of_a_strided_input():
     torch.testing.assert_close(fd.execute([y])[0], (-y).sum(0))
     with pytest.raises(ValueError, match="the fusion has 1 inputs but 0"):
         fd.segment([])
+    with pytest.raises(TypeError, match="inputs must be a list, got str"):
+        fd.segment("y")
+    with pytest.raises(TypeError, match="input 0 has unsupported type str"):
+        fd.segment(["y"])
 
 
 def test_segment_keeps_output_options_and_clone_keeps_them_too():
