@@ -98,6 +98,7 @@ class FusionDefinition:
         self._inputs = []
         self._outputs = []
         self._output_specs = []  # add_output's alias_input / stride_order
+        self._layout_hints = {}  # Tensor -> fd.ops.stride_order's order
         self._id = None
         self._repro_inputs = None
         self._profile = None
@@ -313,6 +314,8 @@ class FusionDefinition:
             raise TypeError("add_output: expected a Tensor, got %s" %
                             type(output).__name__)
         val = self._unwrap(output, "add_output")
+        if alias_input is None and stride_order is None:
+            stride_order = self._layout_hints.get(output)
         spec = make_spec(self, output, alias_input, stride_order)
         self._fusion.add_output(val)
         self._outputs.append(output)

@@ -137,6 +137,27 @@ def test_add_output_stride_order_sets_sizes_and_strides(perm):
     assert "stride_order=%r" % (list(perm),) in str(fd)
 
 
+@pytest.mark.parametrize("perm", list(itertools.permutations(range(3))))
+def test_ops_stride_order_lays_out_the_output(perm):
+    # nvFuser's test_output_stride_order (the fd.ops.stride_order form).
+    x = torch.arange(0, 24).reshape(2, 3, 4).float()
+    with FusionDefinition() as fd:
+        t0 = fd.from_pytorch(x)
+        t1 = fd.ops.add(t0, fd.define_scalar(3.0))
+        fd.add_output(fd.ops.stride_order(t1, list(perm)))
+    (out,) = fd.execute([x])
+    torch.testing.assert_close(out, x + 3.0)
+    assert out.stride() == expected_strides([2, 3, 4], perm)
+    verify_stride_order(out.stride(), perm)
+    _, (again,) = run_printed(fd, [x])
+    assert again.stride() == out.stride()
+    with pytest.raises(ValueError, match=r"stride_order: stride_order must "
+                                         r"be a permutation of 0..2"):
+        with FusionDefinition() as fd:
+            t0 = fd.from_pytorch(x)
+            fd.ops.stride_order(t0, [0, 1, 1])
+
+
 def test_add_output_stride_order_errors_and_negative_dims():
     for order, kind, message in (
             ([0, 1], ValueError, "stride_order has 2 entries but the tensor "
