@@ -117,6 +117,14 @@ std::vector<std::string> FusionExecutorCache::cudaCodeFor(
   return sources;
 }
 
+const SegmentedFusion& FusionExecutorCache::segmentationFor(
+    const std::vector<RuntimeArg>& args, const Options& options) {
+  NVF_CHECK(args.size() == fusion_->inputs().size(), "the fusion has ",
+            fusion_->inputs().size(), " inputs but ", args.size(),
+            " were given");
+  return lookup(args, options).runtime->segmented();
+}
+
 std::vector<std::string> FusionExecutorCache::lastCudaCode() const {
   std::vector<std::string> sources;
   if (const Entry* last = lastEntry()) {

@@ -35,6 +35,11 @@ class FusionExecutorCache {
   std::vector<std::string> cudaCodeFor(const std::vector<RuntimeArg>& args,
                                        const Options& options,
                                        const std::string& arch);
+  // Concretizes and segments for these args without running (a later run
+  // of the same signature reuses the entry); the segments' complete fusion
+  // is the concrete one.
+  const SegmentedFusion& segmentationFor(const std::vector<RuntimeArg>& args,
+                                         const Options& options);
   // The generated kernels of the last run's segmentation.
   std::vector<std::string> lastCudaCode() const;
   // The whole fusion through the ATen evaluator, unsegmented: the oracle.

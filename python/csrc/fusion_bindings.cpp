@@ -348,6 +348,29 @@ void bindFusion(py::module_& m) {
              py::gil_scoped_release release;
              return cache.cudaCodeFor(call.args, call.options, arch);
            })
+      // Segments for these inputs without running: the concrete IR and the
+      // segmentation, as last_segmentation describes it.
+      .def("segmentation_for",
+           [](PyFusion& self, const py::list& inputs,
+              const std::vector<std::string>& enable,
+              const std::vector<std::string>& disable) {
+             FusionExecutorCache& cache = self.cache();
+             CallSetup call = prepareCall(cache, inputs, enable, disable);
+             const SegmentedFusion& sf =
+                 cache.segmentationFor(call.args, call.options);
+             py::dict d = describeSegmentation(sf);
+             d["concrete_ir"] = sf.completeFusion().toString();
+             return d;
+           })
+      .def("segment_definitions",
+           [](PyFusion& self, const py::list& inputs,
+              const std::vector<std::string>& enable,
+              const std::vector<std::string>& disable) {
+             FusionExecutorCache& cache = self.cache();
+             CallSetup call = prepareCall(cache, inputs, enable, disable);
+             return segmentDefinitions(
+                 cache.segmentationFor(call.args, call.options));
+           })
       .def("last_cuda_code",
            [](PyFusion& self) { return self.cache().lastCudaCode(); });
 }

@@ -5,8 +5,11 @@ import torch
 from . import _C
 from ._C import DataType
 from ._validate import check_int_list
+from . import introspection, segmentation
 from .fusion_cache import FusionCache
+from .layouts import contiguity_to_allocation, contiguity_to_logical
 from .ops import Ops
+from .outputs import apply_specs, make_spec
 from .repro import python_repro, with_layouts
 from .values import Scalar, Tensor, Vector, _Value
 
@@ -31,9 +34,10 @@ def torch_dtype_to_nvfuser_dtype(dtype):
 
 
 def compute_layout(sizes, strides):
-    """Contiguity (None for size-1 dims) and stride order of a strided
-    tensor, in define_tensor's conventions (stride_order[i] is dim i's rank
-    by stride, 0 the innermost; [] for row-major)."""
+    """Contiguity per logical dim (None for size-1 dims) and stride order
+    of a strided tensor (stride_order[i] is dim i's rank by stride, 0 the
+    innermost; [] for row-major). define_tensor takes the contiguity in
+    allocation order (layouts.contiguity_to_allocation)."""
     rank = len(sizes)
     # Outermost first; ties keep the logical order (row-major).
     order = sorted(range(rank), key=lambda d: (-strides[d], d))
@@ -93,7 +97,14 @@ class FusionDefinition:
         self._constants = []
         self._inputs = []
         self._outputs = []
+        self._output_specs = []  # add_output's alias_input / stride_order
+        self._layout_hints = {}  # Tensor -> fd.ops.stride_order's order
         self._id = None
+        self._repro_inputs = None
+        self._profile = None
+        self._debug_output = None
+        self.segments = []
+        self.segment_index_space_maps = {}
 
     # ---- definition scope -------------------------------------------------
     def __enter__(self):
@@ -129,7 +140,8 @@ class FusionDefinition:
         return "\n".join([self._fusion.fusion_ir(),
                           self._fusion.python_definition(),
                           repr(self._input_layouts),
-                          repr(self._constants)])
+                          repr(self._constants),
+                          repr([s.key() for s in self._output_specs])])
 
     def _check_defining(self, what):
         if self._fusion.finalized:
@@ -176,8 +188,10 @@ class FusionDefinition:
         """Defines an input tensor.
 
         shape: -1 for a symbolic size, 1 for a broadcast dim, other values
-        static. contiguity: True/False per dim, None for broadcast dims.
-        Alternatively give ``sizes`` and ``strides`` of an example tensor.
+        static. contiguity: True/False per dim, None for broadcast dims,
+        listed in allocation order (outermost first by stride_order) as
+        nvFuser reads it. Alternatively give ``sizes`` and ``strides`` of
+        an example tensor.
         """
         self._check_defining("define_tensor")
         if symbolic_sizes is not None:
@@ -192,14 +206,19 @@ class FusionDefinition:
                     "define_tensor: sizes has %d entries but strides has %d" %
                     (len(sizes), len(strides)))
             contiguity, stride_order = compute_layout(sizes, strides)
+            contiguity = contiguity_to_allocation(contiguity, stride_order)
             shape = [s if (static_sizes or s == 1) else -1 for s in sizes]
         if shape is None:
             raise TypeError("define_tensor: shape is required")
         shape = check_int_list("shape", shape)
+        stride_order = check_int_list("stride_order", stride_order or [])
         if contiguity is None:
             contiguity = []
         elif isinstance(contiguity, bool):
-            contiguity = [None if s == 1 else contiguity for s in shape]
+            # One value for every dim but the broadcasts, wherever the
+            # stride order puts them.
+            contiguity = contiguity_to_allocation(
+                [None if s == 1 else contiguity for s in shape], stride_order)
         else:
             if not isinstance(contiguity, (list, tuple)):
                 raise TypeError("define_tensor: contiguity must be a list")
@@ -212,9 +231,9 @@ class FusionDefinition:
         if not isinstance(dtype, DataType):
             raise TypeError("define_tensor: dtype must be a DataType, got %r"
                             % (dtype,))
-        stride_order = check_int_list("stride_order", stride_order or [])
-        val = self._fusion.define_tensor(shape, contiguity, dtype,
-                                         stride_order, bool(is_cpu))
+        val = self._fusion.define_tensor(
+            shape, contiguity_to_logical(contiguity, stride_order), dtype,
+            stride_order, bool(is_cpu))
         self._input_layouts.append(dict(
             shape=shape, contiguity=contiguity, dtype=dtype,
             is_cpu=bool(is_cpu), stride_order=stride_order))
@@ -276,12 +295,17 @@ class FusionDefinition:
             raise TypeError("define_vector: only DataType.Int is supported")
         return Vector(self, values)
 
-    def add_output(self, output, alias_input=None):
-        """Marks a tensor as a fusion output."""
+    def add_output(self, output, alias_input=None, stride_order=None):
+        """Marks a tensor as a fusion output.
+
+        alias_input: an input tensor the output is written into (in place,
+        after every output is computed); such an output is not returned.
+        stride_order: the output's layout (stride_order[i] is dim i's rank
+        by stride, 0 the innermost). nvFuser's second positional argument
+        is either."""
         self._check_defining("add_output")
-        if alias_input is not None:
-            raise NotImplementedError("add_output: alias_input is not "
-                                      "supported")
+        if isinstance(alias_input, (list, tuple)) and stride_order is None:
+            alias_input, stride_order = None, alias_input
         if not isinstance(output, Tensor):
             if isinstance(output, Scalar):
                 raise TypeError(
@@ -289,8 +313,13 @@ class FusionDefinition:
                     "outputs" % output.name)
             raise TypeError("add_output: expected a Tensor, got %s" %
                             type(output).__name__)
-        self._fusion.add_output(self._unwrap(output, "add_output"))
+        val = self._unwrap(output, "add_output")
+        if alias_input is None and stride_order is None:
+            stride_order = self._layout_hints.get(output)
+        spec = make_spec(self, output, alias_input, stride_order)
+        self._fusion.add_output(val)
         self._outputs.append(output)
+        self._output_specs.append(spec)
 
     # ---- running ----------------------------------------------------------
     def definition(self):
@@ -340,14 +369,56 @@ class FusionDefinition:
         return list(inputs), enable, disable
 
     def execute(self, inputs, *, device=None, override_user_schedule=False,
-                capture_debug_output=False, profile=False,
-                _enable_options=None, _disable_options=None):
+                capture_debug_output=False, print_repro=False, profile=False,
+                save_repro_inputs=False, _enable_options=None,
+                _disable_options=None):
         """Runs the fusion on a list of torch tensors and Python numbers and
-        returns the outputs as a list of torch tensors."""
-        del override_user_schedule, capture_debug_output, profile
+        returns the outputs as a list of torch tensors.
+
+        print_repro prints repro_script_for(inputs); save_repro_inputs keeps
+        what last_repro_script() needs; profile keeps a FusionProfile for
+        profile(); capture_debug_output keeps what the compiler printed for
+        debug_output()."""
+        del override_user_schedule
         args = self._prepare_execute(inputs, device, _enable_options,
                                      _disable_options)
-        return self._fusion.execute(*args, _current_stream(args[0]))
+        if print_repro:
+            print(self.repro_script_for(args[0]))
+        if save_repro_inputs or print_repro:
+            self._repro_inputs = introspection.reproducers(args[0])
+
+        def run():
+            if self.segments:
+                return segmentation.execute_segments(
+                    self, args[0], device=device,
+                    _enable_options=args[1], _disable_options=args[2])
+            return self._fusion.execute(*args, _current_stream(args[0]))
+
+        self._debug_output = None
+        if profile:
+            plain = run
+
+            def run():
+                return introspection.timed(plain, args[0])
+        if capture_debug_output:
+            results, self._debug_output = introspection.captured(run)
+        else:
+            results = run()
+        if profile:
+            results, host_ms, device_ms = results
+            self._profile = introspection.FusionProfile(
+                self._id, self._profiled_segments(), host_ms, device_ms,
+                args[0], results)
+        return apply_specs(self._output_specs, results, args[0])
+
+    def _profiled_segments(self):
+        if self.segments:
+            # Each segment's definition ran as a fusion of its own.
+            groups = [g for seg in self.segments
+                      for g in (seg.last_segmentation() or
+                                {"groups": []})["groups"]]
+            return {"groups": [dict(g, id=i) for i, g in enumerate(groups)]}
+        return self.last_segmentation()
 
     def cuda_code_for(self, inputs, arch="sm_90", *, _enable_options=None,
                       _disable_options=None):
@@ -391,7 +462,7 @@ class FusionDefinition:
         """The fusion as a FusionDefinition script (what the fuzzer prints
         as a reproducer), with the inputs' layouts as they were defined."""
         return with_layouts(self._fusion.python_definition(),
-                            self._input_layouts)
+                            self._input_layouts, self._output_specs)
 
     def id(self):  # noqa: A003 (nvFuser API)
         """The fusion's id in the FusionCache; None before it is defined."""
@@ -421,9 +492,68 @@ class FusionDefinition:
         graph)."""
         return self._fusion.last_segmentation()
 
+    def last_scheduled_fusion_ir(self, tensor_transforms=False, **kwargs):
+        """The concrete IR of the last execute and its segments, each with
+        its scheduler and ops."""
+        del kwargs  # override_user_schedule: no user schedules here
+        segments = self.last_segmentation()
+        if segments is None:
+            raise RuntimeError("last_scheduled_fusion_ir: execute the "
+                               "fusion first")
+        return introspection.scheduled_ir(self.last_concrete_ir(), segments,
+                                          tensor_transforms)
+
+    def scheduled_fusion_ir_for(self, inputs, tensor_transforms=False,
+                                **kwargs):
+        """As last_scheduled_fusion_ir, for these inputs, without running
+        (CPU tensors of the right shapes and dtypes are fine)."""
+        del kwargs
+        args = self._prepare_execute(inputs, None, None, None)
+        plan = self._fusion.segmentation_for(*args)
+        return introspection.scheduled_ir(plan["concrete_ir"], plan,
+                                          tensor_transforms)
+
+    def repro_script_for(self, inputs=None):
+        """A script that defines this fusion again and, with inputs, makes
+        like inputs and executes it."""
+        return introspection.repro_script(self, inputs)
+
+    def last_repro_script(self):
+        """repro_script_for the inputs of the last execute that had
+        save_repro_inputs=True (or print_repro=True)."""
+        if self._repro_inputs is None:
+            raise RuntimeError(
+                "last_repro_script: no inputs were saved; call "
+                "execute(inputs, save_repro_inputs=True) first")
+        return self.repro_script_for(self._repro_inputs)
+
+    def profile(self):
+        """The FusionProfile of the last execute(profile=True)."""
+        if self._profile is None:
+            raise ValueError("profile: execute() was not called with "
+                             "profile=True")
+        return self._profile
+
+    def debug_output(self):
+        """What the compiler printed during the last execute with
+        capture_debug_output=True (None otherwise)."""
+        return self._debug_output
+
+    def segment(self, inputs, *, _enable_options=None,
+                _disable_options=None):
+        """This definition split into its segments' FusionDefinitions (in
+        run order; [] when it is one segment), as nvFuser's segment():
+        ``segment_index_space_maps[segment]`` maps each segment input and
+        output to this definition's value, and execute() then runs the
+        segments one after another."""
+        args = self._prepare_execute(inputs, None, _enable_options,
+                                     _disable_options)
+        return segmentation.segment(self, *args)
+
     def __repr__(self):
         # nvFuser prints an executable function: a user's repro script.
         return python_repro(self._fusion.python_definition(),
-                            self._input_layouts, self._id)
+                            self._input_layouts, self._id,
+                            self._output_specs)
 
     __str__ = __repr__

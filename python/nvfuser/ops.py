@@ -2,7 +2,8 @@
 
 from . import _C
 from ._C import DataType
-from ._validate import check_int
+from ._validate import check_int, check_int_list
+from .layouts import normalize_stride_order
 from .values import Scalar, Tensor, Vector
 
 _cops = _C.ops
@@ -185,6 +186,17 @@ class Ops:
 
     def set(self, x):
         return self._call("set", _cops.set, self._tensor(x, "set"))
+
+    def stride_order(self, x, stride_order):
+        """nvFuser's layout op: a copy of x laid out by stride_order
+        (stride_order[i] is dim i's rank by stride, 0 the innermost). The
+        layout is kept where it shows, in a fusion output; inside the
+        fusion the compiler picks its own."""
+        out = self.set(x)
+        order = check_int_list("stride_order", stride_order)
+        self._fd._layout_hints[out] = normalize_stride_order(
+            order, out.ndim, "stride_order")
+        return out
 
     def segment_set(self, x):
         return self._call("segment_set", _cops.segment_set,

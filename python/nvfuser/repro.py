@@ -7,6 +7,7 @@ from ._C import DataType  # noqa: F401 (named in the printed text)
 
 _NAME = re.compile(r"\b([ts])(\d+)\b")
 _DEFINE_TENSOR = re.compile(r"^(\w+) = fd\.define_tensor\(")
+_ADD_OUTPUT = re.compile(r"^fd\.add_output\((\w+)\)$")
 _INDENT = "    "
 
 
@@ -35,26 +36,44 @@ def _body_lines(script):
     return [line[4:] for line in lines[start:] if line.strip()]
 
 
-def with_layouts(script, input_layouts):
-    """The printer's script with every define_tensor written as it was
-    called (the script stays a `with` block)."""
+def _add_output_line(match, specs):
+    """add_output as it was called: the printer knows neither alias_input
+    nor stride_order."""
+    spec = next(specs, None)
+    extra = spec.printed_args() if spec is not None else ""
+    return "fd.add_output(%s%s)" % (match.group(1), extra)
+
+
+def with_layouts(script, input_layouts, output_specs=()):
+    """The printer's script with every define_tensor and add_output written
+    as it was called (the script stays a `with` block)."""
     layouts = iter(input_layouts)
+    specs = iter(output_specs)
     lines = []
     for line in script.splitlines():
-        match = _DEFINE_TENSOR.match(line[len(_INDENT):])
+        body = line[len(_INDENT):]
+        match = _DEFINE_TENSOR.match(body)
         if line.startswith(_INDENT) and match:
             line = _INDENT + _define_tensor_line(match.group(1),
                                                  next(layouts))
+        match = _ADD_OUTPUT.match(body)
+        if line.startswith(_INDENT) and match:
+            line = _INDENT + _add_output_line(match, specs)
         lines.append(line)
     return "\n".join(lines) + "\n"
 
 
-def python_repro(script, input_layouts, fusion_id):
+def python_repro(script, input_layouts, fusion_id, output_specs=()):
     """nvFuser's printed form of a definition from the C++ printer's
-    `script` and what define_tensor was given (`input_layouts`)."""
+    `script`, what define_tensor was given (`input_layouts`) and what
+    add_output was given (`output_specs`)."""
     layouts = iter(input_layouts)
+    specs = iter(output_specs)
     body = []
     for line in _body_lines(script):
+        match = _ADD_OUTPUT.match(line)
+        if match:
+            line = _add_output_line(match, specs)
         line = _NAME.sub(_upper_name, line)
         match = _DEFINE_TENSOR.match(line)
         if match:

@@ -1,6 +1,7 @@
 """nvFuser's module-level helpers: clone, version and tensor descriptors."""
 
 from .fusion_definition import FusionDefinition, compute_layout
+from .layouts import contiguity_to_allocation
 
 
 def version():
@@ -24,6 +25,8 @@ def compute_tensor_descriptor(sizes, strides, dims=None):
             "compute_tensor_descriptor: dims other than all dims are not "
             "supported")
     contiguity, stride_order = compute_layout(sizes, strides)
+    # In allocation order, as nvFuser returns it and define_tensor reads it.
+    contiguity = contiguity_to_allocation(contiguity, stride_order)
     # define_tensor reads [] as row-major; nvFuser returns the order spelled
     # out, outermost dim highest.
     if not stride_order:
@@ -48,3 +51,4 @@ def clone(fd, other):
     other._input_layouts = list(fd._input_layouts)
     other._inputs = fd.inputs()
     other._outputs = fd.outputs()
+    other._output_specs = list(fd._output_specs)
