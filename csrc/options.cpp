@@ -178,7 +178,8 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
   };
   static const std::vector<std::string> kEnable = {
       "kernel_profile",
-      "int64_index",  // 64-bit index math even where 32 bits suffice
+      "int64_index",        // 64-bit index math even where 32 bits suffice
+      "sync_index_checks",  // out-of-range gathers raise at their launch
   };
   static const std::vector<std::string> kDisable = {
       "input_forwarding", "extended_input_forwarding", "horizontal_fusion",

@@ -166,6 +166,13 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
     }
     fam->outputs.push_back(o);
   }
+  for (const Expr* e : fusion_.exprs()) {
+    ks.reportsIndexErrors =
+        ks.reportsIndexErrors || e->type() == ExprType::Gather;
+  }
+  if (ks.reportsIndexErrors) {
+    params << ", int* __restrict__ nvf_index_error";
+  }
   for (const Val* val : fusion_.vals()) {
     if (val->isTensor()) {
       maxNumel = std::max(maxNumel, numel(val->asTensor()));

@@ -57,9 +57,13 @@ struct KernelSource {
   // the first launch and every launch leaves it zero again, so the runtime
   // keeps one per stream and never clears it (no fill kernel per call).
   int64_t workspaceBytes = 0;
+  // The kernel gathers: it takes the word an index out of range sets
+  // (runtime/device_index_errors.h) after its outputs.
+  bool reportsIndexErrors = false;
   // Kernel parameters, in order: one per fusion input (tensors as a data
   // pointer, scalars by value), then one pointer per fusion output (dense,
-  // row-major, 16-byte aligned), then the workspace if it has one.
+  // row-major, 16-byte aligned), then the index error word if it reports
+  // index errors, then the workspace if it has one.
   std::vector<const Val*> inputs;
   std::vector<const TensorView*> outputs;
 };

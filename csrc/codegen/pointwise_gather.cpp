@@ -1,8 +1,10 @@
 // index_select, gather and take_along_axis in generated kernels: one more
 // index map. The output at i reads the index tensor at i (index_select: at
 // i[dim]), and the lookup at i with its `dim` coordinate replaced by that
-// value, inside a bounds check; an index outside [0, size) gives 0
-// (docs/api.md). The lookup is always a kernel input (gathersReadMemory).
+// value, inside a bounds check; an index outside [0, size) gives 0 and
+// sets the kernel's index error word, which the runtime turns into an
+// IndexError (runtime/device_index_errors.h). The lookup is always a
+// kernel input (gathersReadMemory).
 #include "analysis/tensor_shape.h"
 #include "codegen/op_emitter.h"
 #include "codegen/pointwise_generator.h"
@@ -62,6 +64,7 @@ Value PointwiseKernelGenerator::gathered(const GatherOp* g, const Index& idx) {
   line("} else {");
   indent_ += 2;
   assign(var, zero);
+  line("*nvf_index_error = 1;");
   indent_ -= 2;
   line("}");
   return var;
@@ -86,9 +89,12 @@ Value PointwiseKernelGenerator::gatherLanes(const TensorView* lookup,
   }
   Value var = declare(lookup->dtype(), true);
   line("#pragma unroll");
-  line("for (int u = 0; u < " + std::to_string(lanes_) + "; ++u) " + var.name +
-       "[u] = " + inBounds + " ? " + paramName_.at(lookup) + "[" +
+  line("for (int u = 0; u < " + std::to_string(lanes_) + "; ++u) {");
+  line("  const bool ok = " + inBounds + ";");
+  line("  " + var.name + "[u] = ok ? " + paramName_.at(lookup) + "[" +
        (offset.empty() ? "0" : offset) + "] : " + zero + ";");
+  line("  if (!ok) *nvf_index_error = 1;");
+  line("}");
   return var;
 }
 

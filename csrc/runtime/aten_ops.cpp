@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "exceptions.h"
+#include "runtime/device_index_errors.h"
 #include "runtime/runtime_args.h"
 
 namespace nvfuser {
@@ -401,8 +402,9 @@ void checkIndices(const GatherOp& e, const at::Tensor& index,
 
 // index_select, gather and take_along_axis. An index outside [0, size)
 // raises IndexError on the CPU, as torch does; elsewhere it gives what
-// generated kernels give, 0 (ATen's device-side assert would end the
-// process's CUDA context).
+// generated kernels give, 0, and sets the index error word the runtime
+// raises from (ATen's device-side assert would end the process's CUDA
+// context).
 at::Tensor evalGather(const GatherOp& e, const std::vector<at::Tensor>& in,
                       const std::vector<int64_t>& shape) {
   const int64_t dim = e.dim();
@@ -418,6 +420,10 @@ at::Tensor evalGather(const GatherOp& e, const std::vector<at::Tensor>& in,
     return at::zeros(shape, lookup.options());
   }
   const bool masked = !lookup.is_cpu();
+  if (masked) {  // reported as generated kernels report it
+    device_index_errors::wordOn(lookup.device())
+        .bitwise_or_(valid.logical_not().any().to(at::kInt));
+  }
   at::Tensor safe =
       masked ? at::where(valid, index, at::zeros_like(index)) : index;
   at::Tensor r;

@@ -132,9 +132,13 @@ CUfunction CudaDriver::loadFunction(const std::vector<char>& cubin,
   return f;
 }
 
-void CudaDriver::unloadModule(int device, CUmodule module) {
+void CudaDriver::synchronize(int device) {
   ensureContext(device);
   check(cuCtxSynchronize_(), "cuCtxSynchronize");
+}
+
+void CudaDriver::unloadModule(int device, CUmodule module) {
+  synchronize(device);
   check(cuModuleUnload_(module), "cuModuleUnload");
 }
 

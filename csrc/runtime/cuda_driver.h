@@ -30,6 +30,8 @@ class CudaDriver {
   // it; the module stays loaded until unloadModule.
   CUfunction loadFunction(const std::vector<char>& cubin,
                           const std::string& name, CUmodule* module);
+  // Waits for all of the device's work.
+  void synchronize(int device);
   // Waits for the device's work (a module may be unloaded only when none of
   // its kernels can still run), then unloads.
   void unloadModule(int device, CUmodule module);

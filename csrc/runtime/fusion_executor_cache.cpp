@@ -8,6 +8,8 @@
 #include "compiler/private_files.h"
 #include "exceptions.h"
 #include "runtime/aten_evaluator.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/device_index_errors.h"
 #include "scheduler/reduction_split.h"
 #include "segmenter/segment_candidate_finder.h"
 
@@ -93,8 +95,16 @@ std::vector<at::Tensor> FusionExecutorCache::run(
   if (options.dump("fusion_ir")) {
     std::cout << fusion_->toString() << std::flush;
   }
+  // Gathers launched earlier report out-of-range indices only now.
+  device_index_errors::throwIfSet("before this call");
   Entry& entry = lookup(args, options, /*isRun=*/true);
-  return entry.runtime->run(args, device, stream, options);
+  std::vector<at::Tensor> out =
+      entry.runtime->run(args, device, stream, options);
+  if (device.is_cuda() && options.enabled("sync_index_checks")) {
+    CudaDriver::get().synchronize(device.has_index() ? device.index() : 0);
+    device_index_errors::throwIfSet("by this call");
+  }
+  return out;
 }
 
 std::vector<std::string> FusionExecutorCache::cudaCodeFor(

@@ -8,6 +8,7 @@
 #include "compiler/nvrtc_compiler.h"
 #include "compiler/occupancy_tuner.h"
 #include "exceptions.h"
+#include "runtime/device_index_errors.h"
 
 namespace nvfuser {
 
@@ -201,6 +202,9 @@ std::vector<at::Tensor> PointwiseKernel::run(
         at::TensorOptions().dtype(toAtenType(o->dtype())).device(device);
     outputs.push_back(at::empty(concreteShape(o), opts));
     params.push_back(bytesOf(outputs.back().data_ptr()));
+  }
+  if (src.reportsIndexErrors) {
+    params.push_back(bytesOf(device_index_errors::word()));
   }
   if (src.workspaceBytes > 0) {
     at::Tensor& ws = variant.workspaces[{index, stream}];

@@ -390,8 +390,9 @@ print("most", most, "after", _C._loaded_kernel_modules())
 
 def test_embedding_rms_norm_and_out_of_range_ids_on_gpu():
     # One row kernel gathers the rows; an id out of range reads zeros (a
-    # kernel cannot raise), and so does the ATen path on the GPU, which
-    # must not stop at ATen's device-side assert.
+    # kernel cannot raise where it runs), and so does the ATen path on the
+    # GPU, which must not stop at ATen's device-side assert; both set the
+    # index error word the next execute raises from.
     w = torch.randn(1000, 256, device="cuda", dtype=torch.bfloat16)
     g = torch.randn(256, device="cuda", dtype=torch.bfloat16)
     ids = torch.randint(0, 1000, (4, 33), device="cuda")
@@ -420,3 +421,12 @@ def test_embedding_rms_norm_and_out_of_range_ids_on_gpu():
         assert torch.equal(e[0, 3], torch.zeros_like(e[0, 3]))
         assert torch.equal(e[2, 0], torch.zeros_like(e[2, 0]))
         assert torch.equal(e[1], emb[1])
+        # Not silently: the launch set the index error word, and the next
+        # execute raises (once; then it runs again).
+        with pytest.raises(IndexError, match="before this call read an "
+                           "index out of range"):
+            fd.execute([w, g, ids])
+        fd.execute([w, g, ids])
+    with pytest.raises(IndexError, match="by this call"):
+        fd.execute([w, g, bad], _enable_options=["sync_index_checks"])
+    fd.execute([w, g, ids], _enable_options=["sync_index_checks"])

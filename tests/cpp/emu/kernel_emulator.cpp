@@ -40,6 +40,9 @@ std::string wrapper(const KernelSource& ks) {
     params += (params.empty() ? "" : ", ") + std::string("(") +
               cudaType(o->dtype()) + "*)a[" + std::to_string(k++) + "]";
   }
+  if (ks.reportsIndexErrors) {
+    params += ", (int*)a[" + std::to_string(k++) + "]";
+  }
   if (ks.workspaceBytes > 0) {
     params += ", (unsigned char*)a[" + std::to_string(k++) + "]";
   }
@@ -97,8 +100,9 @@ std::vector<char> scalarBytes(const ScalarValue& v, DataType t) {
 }
 }  // namespace
 
-std::vector<at::Tensor> KernelEmulator::run(
-    const KernelSource& kernel, const std::vector<RuntimeArg>& args) {
+std::vector<at::Tensor> KernelEmulator::run(const KernelSource& kernel,
+                                            const std::vector<RuntimeArg>& args,
+                                            int* indexError) {
   Entry entry =
       load("#define NVF_EMULATION 1\n#include \"" NVF_EMU_HEADER "\"\n" +
            kernel.code + wrapper(kernel));
@@ -122,6 +126,10 @@ std::vector<at::Tensor> KernelEmulator::run(
     outputs.push_back(at::empty(concreteShape(o), opts));
     ptrs.push_back(outputs.back().data_ptr());
   }
+  int errorWord = 0;
+  if (kernel.reportsIndexErrors) {
+    ptrs.push_back(&errorWord);
+  }
   at::Tensor workspace = at::zeros({kernel.workspaceBytes}, at::kByte);
   if (kernel.workspaceBytes > 0) {
     ptrs.push_back(workspace.data_ptr());
@@ -133,6 +141,9 @@ std::vector<at::Tensor> KernelEmulator::run(
     lp.grid = std::min<int64_t>(lp.grid, 4);
     entry(ptrs.data(), static_cast<unsigned>(lp.grid),
           static_cast<unsigned>(lp.block));
+  }
+  if (indexError != nullptr) {
+    *indexError = errorWord;
   }
   // The runtime reuses a workspace without clearing it.
   NVF_CHECK_KIND(kernel.workspaceBytes == 0 ||

@@ -18,9 +18,11 @@ namespace nvfuser {
 class KernelEmulator {
  public:
   // `kernel` must have been generated for the layouts of `args` (CPU
-  // tensors and scalars, one per kernel input).
+  // tensors and scalars, one per kernel input). `indexError` receives the
+  // kernel's index error word (0: every gathered index was in range).
   static std::vector<at::Tensor> run(const KernelSource& kernel,
-                                     const std::vector<RuntimeArg>& args);
+                                     const std::vector<RuntimeArg>& args,
+                                     int* indexError = nullptr);
 };
 
 // A segmented runtime's groups in order on the CPU: generated kernels
