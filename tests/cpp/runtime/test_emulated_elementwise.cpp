@@ -22,7 +22,8 @@ const std::vector<UnaryOpType> kFloatMath = {
     UnaryOpType::Cosh,   UnaryOpType::Sinh,  UnaryOpType::Tan,
     UnaryOpType::Exp2,   UnaryOpType::Expm1, UnaryOpType::Log10,
     UnaryOpType::Log1p,  UnaryOpType::Log2,  UnaryOpType::Erfc,
-    UnaryOpType::Erfinv, UnaryOpType::Lgamma};
+    UnaryOpType::Erfinv, UnaryOpType::Lgamma, UnaryOpType::Acosh,
+    UnaryOpType::Asinh,  UnaryOpType::Atanh, UnaryOpType::Erfcinv};
 
 const std::vector<UnaryOpType> kPredicates = {
     UnaryOpType::IsNan,    UnaryOpType::IsInf,    UnaryOpType::IsFinite,
