@@ -5,8 +5,8 @@
 
 #include "exceptions.h"
 #include "ir/exprs.h"
-#include "ir/more_exprs.h"
 #include "ir/list_string.h"
+#include "ir/more_exprs.h"
 
 namespace nvfuser {
 
@@ -179,13 +179,14 @@ class PythonPrinter {
                ", dim=" + std::to_string(exprAs<GatherOp>(e)->dim()) + ")";
         break;
       case ExprType::Triu:
-        call = "fd.ops.triu(" + x + ", diagonal=" +
-               std::to_string(exprAs<TriuOp>(e)->diagonal()) + ")";
+        call = "fd.ops.triu(" + x +
+               ", diagonal=" + std::to_string(exprAs<TriuOp>(e)->diagonal()) +
+               ")";
         break;
       case ExprType::Welford:
         line(out + ", " + name(e->output(1)) + ", " + name(e->output(2)) +
-             " = fd.ops.welford(" + x + ", dims=" +
-             listToString(exprAs<WelfordOp>(e)->axes()) + ")");
+             " = fd.ops.welford(" + x +
+             ", dims=" + listToString(exprAs<WelfordOp>(e)->axes()) + ")");
         return;
       case ExprType::Scan:
         call = "fd.ops.cumsum(" + x +

@@ -60,11 +60,11 @@ std::vector<Val*> expandTriu(const TriuOp& t, TensorView* x) {
              "sizes are known");
   // Kept where col - row >= diagonal: one compare per element, computed
   // from loop indices (no load).
-  Val* diff = binaryOp(BinaryOpType::Sub, iotaAlong(f, cols.value, rank - 1, rank),
-                       iotaAlong(f, rows.value, rank - 2, rank));
-  Val* keep = binaryOp(
-      BinaryOpType::Ge, diff,
-      f.newScalar(DataType::Int, ScalarValue(t.diagonal())));
+  Val* diff =
+      binaryOp(BinaryOpType::Sub, iotaAlong(f, cols.value, rank - 1, rank),
+               iotaAlong(f, rows.value, rank - 2, rank));
+  Val* keep = binaryOp(BinaryOpType::Ge, diff,
+                       f.newScalar(DataType::Int, ScalarValue(t.diagonal())));
   return {where(keep, x, zeroOf(f, x->dtype()))};
 }
 
@@ -82,9 +82,8 @@ std::vector<Val*> expandWelford(const WelfordOp& w, TensorView* x) {
   }
   Val* dev = binaryOp(BinaryOpType::Sub, x, broadcast(avg, mask));
   Val* sq = binaryOp(BinaryOpType::Mul, dev, dev);
-  TensorView* varSum =
-      reduction(ReductionOpType::Sum, sq->asTensor(), axes, false,
-                avg->dtype());
+  TensorView* varSum = reduction(ReductionOpType::Sum, sq->asTensor(), axes,
+                                 false, avg->dtype());
   std::vector<int64_t> kept;
   for (int64_t d = 0; d < x->nDims(); ++d) {
     if (!mask[size_t(d)]) {
@@ -135,8 +134,8 @@ TensorView* cumsum(TensorView* in, int64_t dim) {
   Fusion* f = commonFusion({in}, "cumsum");
   checkNotEmptyType(in, "cumsum");
   // torch takes dim 0 or -1 for a 0-dim tensor.
-  const int64_t d = normalizeDim(dim, std::max<int64_t>(in->nDims(), 1),
-                                 "cumsum");
+  const int64_t d =
+      normalizeDim(dim, std::max<int64_t>(in->nDims(), 1), "cumsum");
   const DataType t = isFloatingType(in->dtype()) ? in->dtype() : DataType::Int;
   TensorView* out = f->newTensor(in->noReductions(), t);
   f->addExpr<ScanOp>(out, in, d);
@@ -147,10 +146,10 @@ namespace {
 void checkScatterSrc(TensorView* arg, TensorView* index, Val* src) {
   const char* op = "scatter";
   if (!src->isTensor()) {
-    NVF_CHECK_KIND(!(isFloatingType(src->dtype()) &&
-                     !isFloatingType(arg->dtype())),
-                   Type, op, ": a floating scalar src ", valDescription(src),
-                   " cannot be written into ", valDescription(arg));
+    NVF_CHECK_KIND(
+        !(isFloatingType(src->dtype()) && !isFloatingType(arg->dtype())), Type,
+        op, ": a floating scalar src ", valDescription(src),
+        " cannot be written into ", valDescription(arg));
     return;
   }
   TensorView* s = src->asTensor();
@@ -167,14 +166,13 @@ void checkScatterSrc(TensorView* arg, TensorView* index, Val* src) {
     Extent se = constExtent(s, k);
     NVF_CHECK(!ix.isConst() || !se.isConst() || ix.value <= se.value, op,
               ": the index ", valDescription(index), " is larger than src ",
-              valDescription(s), " at dim ", k, " (", ix.value, " > ",
-              se.value, ")");
+              valDescription(s), " at dim ", k, " (", ix.value, " > ", se.value,
+              ")");
   }
 }
 }  // namespace
 
-TensorView* scatter(TensorView* arg, TensorView* index, Val* src,
-                    int64_t dim) {
+TensorView* scatter(TensorView* arg, TensorView* index, Val* src, int64_t dim) {
   const char* op = "scatter";
   Fusion* f = commonFusion({arg, index, src}, op);
   NVF_CHECK_KIND(
@@ -189,12 +187,11 @@ TensorView* scatter(TensorView* arg, TensorView* index, Val* src,
     for (int64_t k = 0; k < arg->nDims(); ++k) {
       Extent ix = constExtent(index, k);
       Extent ae = constExtent(arg, k);
-      NVF_CHECK(k == d || !ix.isConst() || !ae.isConst() ||
-                    ix.value <= ae.value,
-                op, ": the index ", valDescription(index),
-                " is larger than the input ", valDescription(arg), " at dim ",
-                k, " (", ix.value, " > ", ae.value, "); only dim ", d,
-                " may be larger");
+      NVF_CHECK(
+          k == d || !ix.isConst() || !ae.isConst() || ix.value <= ae.value, op,
+          ": the index ", valDescription(index), " is larger than the input ",
+          valDescription(arg), " at dim ", k, " (", ix.value, " > ", ae.value,
+          "); only dim ", d, " may be larger");
     }
   }
   TensorView* out = f->newTensor(arg->noReductions(), arg->dtype());
@@ -202,8 +199,8 @@ TensorView* scatter(TensorView* arg, TensorView* index, Val* src,
   return out;
 }
 
-std::optional<std::vector<Val*>> expandComposite(
-    const Expr* e, const std::vector<Val*>& ins) {
+std::optional<std::vector<Val*>> expandComposite(const Expr* e,
+                                                 const std::vector<Val*>& ins) {
   if (const auto* t = exprAs<TriuOp>(e)) {
     return expandTriu(*t, ins.at(0)->asTensor());
   }

@@ -25,8 +25,7 @@ std::tuple<TensorView*, TensorView*, TensorView*> welford(
 TensorView* cumsum(TensorView* in, int64_t dim);
 // Out-of-place torch.scatter(arg, dim, index, src); src is a tensor of
 // arg's dtype and rank or a scalar.
-TensorView* scatter(TensorView* arg, TensorView* index, Val* src,
-                    int64_t dim);
+TensorView* scatter(TensorView* arg, TensorView* index, Val* src, int64_t dim);
 
 // For concretize: triu and welford on inputs with constant extents as the
 // iota/compare/where and mean/sum/full ops they stand for; nullopt for any

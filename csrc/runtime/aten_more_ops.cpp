@@ -30,9 +30,9 @@ void checkScatterIndices(const ScatterOp& e, const at::Tensor& index,
   }
   const int64_t bad =
       index.masked_select(valid.logical_not())[0].item<int64_t>();
-  NVF_THROW(Index, "scatter: index ", bad, " is out of range for dim ",
-            e.dim(), " of ", e.input(0)->ref(), ", of size ", size,
-            " (computing ", e.output(0)->ref(), ")");
+  NVF_THROW(Index, "scatter: index ", bad, " is out of range for dim ", e.dim(),
+            " of ", e.input(0)->ref(), ", of size ", size, " (computing ",
+            e.output(0)->ref(), ")");
 }
 }  // namespace
 
