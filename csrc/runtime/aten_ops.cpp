@@ -46,8 +46,9 @@ at::Tensor evalOnOperand(const UnaryOp& e, const at::Tensor& x) {
 
 // ATen has no erfcinv: erfc(x) = y is ndtri(y / 2) = -sqrt(2) x, and ndtri
 // keeps its digits for tiny y, where erfinv(1 - y) would have none left.
+// Adding 0 makes erfcinv(1) +0, as CUDA's (the product is -0).
 at::Tensor erfcinv(const at::Tensor& v) {
-  return at::special_ndtri(v * 0.5) * -0.70710678118654752440;
+  return at::special_ndtri(v * 0.5) * -0.70710678118654752440 + 0.0;
 }
 
 // The float-producing math added with nvFuser's full op list.
