@@ -12,7 +12,7 @@
 namespace nvfuser {
 
 namespace {
-void checkNotEmptyType(TensorView* in, const char* op) {
+void checkSupportedType(TensorView* in, const char* op) {
   checkSupportedDataType(in->dtype(), op);
 }
 
@@ -98,7 +98,7 @@ std::vector<Val*> expandWelford(const WelfordOp& w, TensorView* x) {
 
 TensorView* triu(TensorView* in, int64_t diagonal) {
   Fusion* f = commonFusion({in}, "triu");
-  checkNotEmptyType(in, "triu");
+  checkSupportedType(in, "triu");
   NVF_CHECK(in->nDims() >= 2, "triu: input must have rank >= 2, got ",
             valDescription(in));
   TensorView* out = f->newTensor(in->noReductions(), in->dtype());
@@ -132,7 +132,7 @@ std::tuple<TensorView*, TensorView*, TensorView*> welford(
 
 TensorView* cumsum(TensorView* in, int64_t dim) {
   Fusion* f = commonFusion({in}, "cumsum");
-  checkNotEmptyType(in, "cumsum");
+  checkSupportedType(in, "cumsum");
   // torch takes dim 0 or -1 for a 0-dim tensor.
   const int64_t d =
       normalizeDim(dim, std::max<int64_t>(in->nDims(), 1), "cumsum");
