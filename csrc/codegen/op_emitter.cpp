@@ -122,6 +122,14 @@ const char* mathName(UnaryOpType op) {
       return "erfinv";
     case UnaryOpType::Lgamma:
       return "lgamma";
+    case UnaryOpType::Acosh:
+      return "acosh";
+    case UnaryOpType::Asinh:
+      return "asinh";
+    case UnaryOpType::Atanh:
+      return "atanh";
+    case UnaryOpType::Erfcinv:
+      return "erfcinv";
     default:
       return nullptr;
   }

@@ -31,6 +31,10 @@ enum class ExprType {
   Iota,
   LoadStore,
   Gather,
+  Triu,
+  Welford,
+  Scan,
+  Scatter,
 };
 
 class Expr {

@@ -49,6 +49,10 @@ enum class UnaryOpType {
   Erfc,
   Erfinv,
   Lgamma,
+  Acosh,
+  Asinh,
+  Atanh,
+  Erfcinv,
   // Keep the operand's type (Half/BFloat16 compute and return Float).
   Sign,
   Trunc,

@@ -6,6 +6,7 @@
 #include "exceptions.h"
 #include "ir/exprs.h"
 #include "ir/list_string.h"
+#include "ir/more_exprs.h"
 
 namespace nvfuser {
 
@@ -176,6 +177,25 @@ class PythonPrinter {
       case ExprType::Gather:
         call = "fd.ops." + e->opName() + "(" + x + ", " + name(e->input(1)) +
                ", dim=" + std::to_string(exprAs<GatherOp>(e)->dim()) + ")";
+        break;
+      case ExprType::Triu:
+        call = "fd.ops.triu(" + x +
+               ", diagonal=" + std::to_string(exprAs<TriuOp>(e)->diagonal()) +
+               ")";
+        break;
+      case ExprType::Welford:
+        line(out + ", " + name(e->output(1)) + ", " + name(e->output(2)) +
+             " = fd.ops.welford(" + x +
+             ", dims=" + listToString(exprAs<WelfordOp>(e)->axes()) + ")");
+        return;
+      case ExprType::Scan:
+        call = "fd.ops.cumsum(" + x +
+               ", dim=" + std::to_string(exprAs<ScanOp>(e)->dim()) + ")";
+        break;
+      case ExprType::Scatter:
+        call = "fd.ops.scatter(" + x + ", " + name(e->input(1)) + ", " +
+               name(e->input(2)) +
+               ", dim=" + std::to_string(exprAs<ScatterOp>(e)->dim()) + ")";
         break;
     }
     line(out + " = " + call);

@@ -173,6 +173,10 @@ bool isFloatOp(UnaryOpType op) {
     case UnaryOpType::Erfc:
     case UnaryOpType::Erfinv:
     case UnaryOpType::Lgamma:
+    case UnaryOpType::Acosh:
+    case UnaryOpType::Asinh:
+    case UnaryOpType::Atanh:
+    case UnaryOpType::Erfcinv:
       return true;
     default:
       return false;

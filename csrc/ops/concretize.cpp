@@ -9,6 +9,7 @@
 #include "exceptions.h"
 #include "ir/list_string.h"
 #include "ops/arith.h"
+#include "ops/composite_ops.h"
 #include "ops/op_utils.h"
 #include "ops/replay.h"
 
@@ -180,6 +181,9 @@ ConcreteFusion concretize(const Fusion& f,
     std::optional<std::vector<Val*>> replaced;
     if (override) {
       replaced = override(e, ins);
+    }
+    if (!replaced) {  // triu, welford: ordinary ops once sizes are known
+      replaced = expandComposite(e, ins);
     }
     std::vector<Val*> outs = replaced ? *replaced : replayExpr(e, ins);
     NVF_ASSERT(outs.size() == e->outputs().size());

@@ -3,6 +3,7 @@
 #include "exceptions.h"
 #include "ir/exprs.h"
 #include "ops/arith.h"
+#include "ops/composite_ops.h"
 #include "ops/indexing_ops.h"
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
@@ -100,6 +101,18 @@ std::vector<Val*> replayExpr(const Expr* e, const std::vector<Val*>& ins) {
       const auto* g = exprAs<GatherOp>(e);
       return {gatherOp(g->op(), tensorIn(ins, 0), tensorIn(ins, 1), g->dim())};
     }
+    case ExprType::Triu:
+      return {triu(tensorIn(ins, 0), exprAs<TriuOp>(e)->diagonal())};
+    case ExprType::Welford: {
+      auto [avg, varSum, n] =
+          welford(tensorIn(ins, 0), exprAs<WelfordOp>(e)->axes());
+      return {avg, varSum, n};
+    }
+    case ExprType::Scan:
+      return {cumsum(tensorIn(ins, 0), exprAs<ScanOp>(e)->dim())};
+    case ExprType::Scatter:
+      return {scatter(tensorIn(ins, 0), tensorIn(ins, 1), ins[2],
+                      exprAs<ScatterOp>(e)->dim())};
   }
   NVF_THROW(Internal, "replayExpr: unhandled op ", e->opName());
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "exceptions.h"
+#include "runtime/aten_more_ops.h"
 #include "runtime/device_index_errors.h"
 #include "runtime/runtime_args.h"
 
@@ -44,6 +45,13 @@ at::Tensor evalOnOperand(const UnaryOp& e, const at::Tensor& x) {
   }
 }
 
+// ATen has no erfcinv: erfc(x) = y is ndtri(y / 2) = -sqrt(2) x, and ndtri
+// keeps its digits for tiny y, where erfinv(1 - y) would have none left.
+// Adding 0 makes erfcinv(1) +0, as CUDA's (the product is -0).
+at::Tensor erfcinv(const at::Tensor& v) {
+  return at::special_ndtri(v * 0.5) * -0.70710678118654752440 + 0.0;
+}
+
 // The float-producing math added with nvFuser's full op list.
 at::Tensor evalMoreMath(UnaryOpType op, const at::Tensor& v) {
   switch (op) {
@@ -75,6 +83,14 @@ at::Tensor evalMoreMath(UnaryOpType op, const at::Tensor& v) {
       return at::erfinv(v);
     case UnaryOpType::Lgamma:
       return at::lgamma(v);
+    case UnaryOpType::Acosh:
+      return at::acosh(v);
+    case UnaryOpType::Asinh:
+      return at::asinh(v);
+    case UnaryOpType::Atanh:
+      return at::atanh(v);
+    case UnaryOpType::Erfcinv:
+      return erfcinv(v);
     case UnaryOpType::Sign:
       return at::sign(v);
     case UnaryOpType::Trunc:
@@ -531,7 +547,14 @@ at::Tensor evalExpr(const Expr& e, const std::vector<at::Tensor>& in,
       return in[0].clone();
     case ExprType::Gather:
       return evalGather(*exprAs<GatherOp>(&e), in, shape);
+    case ExprType::Triu:
+      return evalTriu(*exprAs<TriuOp>(&e), in[0]);
+    case ExprType::Scan:
+      return evalCumsum(*exprAs<ScanOp>(&e), in[0]);
+    case ExprType::Scatter:
+      return evalScatter(*exprAs<ScatterOp>(&e), in);
     case ExprType::VarMean:
+    case ExprType::Welford:  // expanded by concretization
       break;
   }
   NVF_THROW(Internal, "evalExpr: unhandled op ", e.opName());

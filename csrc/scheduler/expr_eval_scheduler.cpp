@@ -9,15 +9,15 @@ namespace nvfuser {
 namespace {
 // An op no generated kernel can compute: ATen runs it alone.
 bool needsAten(const Expr* e) {
-  return isMatmulLike(e) || valueWithoutKernelType(e) != nullptr;
+  return isAtenOnly(e) || valueWithoutKernelType(e) != nullptr;
 }
 }  // namespace
 
 Decision ExprEvalScheduler::canSchedule(const SegmentView& view) const {
   if (view.body().size() != 1 || !needsAten(view.body()[0])) {
     return Decision::no(
-        "expr_eval takes exactly one matmul/linear (or an op on complex "
-        "values) and nothing else");
+        "expr_eval takes exactly one matmul/linear/cumsum/scatter (or an op "
+        "on complex values) and nothing else");
   }
   if (!view.prologue().empty()) {
     return Decision::no("expr_eval takes no prologue, but " +

@@ -106,7 +106,7 @@ Decision generatedKernelFits(const std::vector<const Expr*>& exprs,
     return Decision::no("no outputs");
   }
   for (const Expr* e : exprs) {
-    if (isMatmulLike(e)) {
+    if (isAtenOnly(e)) {
       return Decision::no(exprRef(e) + " is not generated (an ATen call)");
     }
   }

@@ -15,7 +15,7 @@ Decision PointWiseScheduler::canSchedule(const SegmentView& view) const {
     return d;
   }
   for (const Expr* e : view.exprs()) {
-    if (isReductionLike(e) || isMatmulLike(e)) {
+    if (isReductionLike(e) || isAtenOnly(e)) {
       return Decision::no("pointwise cannot take " + exprRef(e));
     }
   }

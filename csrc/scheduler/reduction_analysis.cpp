@@ -118,7 +118,7 @@ bool innermostReduced(const std::vector<int64_t>& shape,
 Decision analyzeReductions(const SegmentView& view, ReductionInfo* info) {
   std::unordered_set<const Val*> dependsOnReduction;
   for (const Expr* e : view.exprs()) {
-    if (isMatmulLike(e)) {
+    if (isAtenOnly(e)) {
       return Decision::no("reduction schedulers cannot take " + exprRef(e));
     }
     bool fromReduction = false;

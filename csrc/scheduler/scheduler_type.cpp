@@ -29,6 +29,11 @@ bool isMatmulLike(const Expr* e) {
   return e->type() == ExprType::Matmul || e->type() == ExprType::Linear;
 }
 
+bool isAtenOnly(const Expr* e) {
+  return isMatmulLike(e) || e->type() == ExprType::Scan ||
+         e->type() == ExprType::Scatter;
+}
+
 bool isReductionLike(const Expr* e) {
   return e->type() == ExprType::Reduction || e->type() == ExprType::VarMean;
 }

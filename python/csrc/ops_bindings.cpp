@@ -9,6 +9,7 @@
 #include "bindings.h"
 #include "exceptions.h"
 #include "ops/arith.h"
+#include "ops/composite_ops.h"
 #include "ops/indexing_ops.h"
 #include "ops/op_utils.h"
 #include "ops/reduction_ops.h"
@@ -65,6 +66,10 @@ const std::map<std::string, UnaryOpType>& unaryTable() {
       {"erfc", UnaryOpType::Erfc},
       {"erfinv", UnaryOpType::Erfinv},
       {"lgamma", UnaryOpType::Lgamma},
+      {"acosh", UnaryOpType::Acosh},
+      {"asinh", UnaryOpType::Asinh},
+      {"atanh", UnaryOpType::Atanh},
+      {"erfcinv", UnaryOpType::Erfcinv},
       {"sign", UnaryOpType::Sign},
       {"trunc", UnaryOpType::Trunc},
       {"frac", UnaryOpType::Frac},
@@ -275,6 +280,30 @@ void bindOps(py::module_& m) {
         return gatherOp(lookupOp(gatherTable(), name, "indexing"),
                         checkTensor(x, op, "input"),
                         checkTensor(index, op, "index"), dim);
+      },
+      ref);
+  m.def(
+      "triu",
+      [](Val* x, int64_t diagonal) {
+        return triu(tensorArg(x, "triu"), diagonal);
+      },
+      ref);
+  m.def(
+      "welford",
+      [](Val* x, const std::vector<int64_t>& dims) {
+        auto [avg, varSum, n] = welford(tensorArg(x, "welford"), dims);
+        return std::vector<Val*>{avg, varSum, n};
+      },
+      ref);
+  m.def(
+      "cumsum",
+      [](Val* x, int64_t dim) { return cumsum(tensorArg(x, "cumsum"), dim); },
+      ref);
+  m.def(
+      "scatter",
+      [](Val* arg, Val* index, Val* src, int64_t dim) {
+        return scatter(checkTensor(arg, "scatter", "input"),
+                       checkTensor(index, "scatter", "index"), src, dim);
       },
       ref);
   m.def("set", &set, ref);

@@ -223,7 +223,38 @@ class Ops:
         whose other dims broadcast against each other."""
         return self._gather("take_along_axis", arg1, index, dim)
 
+    def scatter(self, arg, index, src, dim):
+        """Out-of-place torch.scatter(arg, dim, index, src): a copy of arg
+        with src[i] written where i's dim coordinate is index[i]; src is a
+        Tensor of arg's dtype or a scalar."""
+        return self._call("scatter", _cops.scatter,
+                          self._tensor(arg, "scatter"),
+                          self._tensor(index, "scatter"),
+                          self._val(src, "scatter"),
+                          check_int(dim, "scatter: dim"))
+
+    # ---- masks and scans --------------------------------------------------
+    def triu(self, input, diagonal=0):  # noqa: A002 (nvFuser's name)
+        """torch.triu: the upper triangle of the last two dims, from
+        `diagonal` on (0 keeps the main diagonal)."""
+        return self._call("triu", _cops.triu, self._tensor(input, "triu"),
+                          check_int(diagonal, "triu: diagonal"))
+
+    def cumsum(self, arg, dim):
+        """torch.cumsum along dim (an inclusive prefix sum)."""
+        return self._call("cumsum", _cops.cumsum,
+                          self._tensor(arg, "cumsum"),
+                          check_int(dim, "cumsum: dim"))
+
     # ---- reductions -------------------------------------------------------
+    def welford(self, arg, dims):
+        """nvFuser's welford over dims: (avg, var_sum, n), where var_sum is
+        the sum of squared deviations from avg and n the count (Int)."""
+        self._fd._check_defining("welford")
+        outs = _cops.welford(self._tensor(arg, "welford"),
+                             self._dims(dims, "welford"))
+        return tuple(self._fd._wrap(v) for v in outs)
+
     def _reduction(self, name, x, dims, keepdim, dtype):
         if not isinstance(dtype, DataType):
             raise TypeError("%s: dtype must be a DataType, got %r" %

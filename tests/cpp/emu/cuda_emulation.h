@@ -166,6 +166,26 @@ inline double erfinv(double y) {
 inline float erfinvf(float y) {
   return (float)erfinv((double)y);
 }
+// erfcinv has no host counterpart either: Newton steps on log(erfc(x)) =
+// log(y) from sqrt(-log(y)), in double; erfcinv(2 - y) = -erfcinv(y).
+inline double erfcinv(double y) {
+  if (!(y >= 0.0 && y <= 2.0)) return std::nan("");
+  if (y == 0.0) return HUGE_VAL;
+  if (y == 2.0) return -HUGE_VAL;
+  if (y > 1.0) return -erfcinv(2.0 - y);
+  if (y > 0.0625) return erfinv(1.0 - y);  // 1 - y rounds off < 1e-15
+  const double pi = 3.14159265358979323846;
+  double x = std::sqrt(-std::log(y));
+  for (int k = 0; k < 12; ++k) {
+    const double c = std::erfc(x);
+    const double g = std::log(c) - std::log(y);
+    x += g / (2.0 / std::sqrt(pi) * std::exp(-x * x) / c);
+  }
+  return x;
+}
+inline float erfcinvf(float y) {
+  return (float)erfcinv((double)y);
+}
 inline float rsqrtf(float x) {
   return 1.f / std::sqrt(x);
 }

@@ -18,11 +18,12 @@ namespace nvfuser {
 
 namespace {
 const std::vector<UnaryOpType> kFloatMath = {
-    UnaryOpType::Acos,   UnaryOpType::Asin,  UnaryOpType::Atan,
-    UnaryOpType::Cosh,   UnaryOpType::Sinh,  UnaryOpType::Tan,
-    UnaryOpType::Exp2,   UnaryOpType::Expm1, UnaryOpType::Log10,
-    UnaryOpType::Log1p,  UnaryOpType::Log2,  UnaryOpType::Erfc,
-    UnaryOpType::Erfinv, UnaryOpType::Lgamma};
+    UnaryOpType::Acos,   UnaryOpType::Asin,   UnaryOpType::Atan,
+    UnaryOpType::Cosh,   UnaryOpType::Sinh,   UnaryOpType::Tan,
+    UnaryOpType::Exp2,   UnaryOpType::Expm1,  UnaryOpType::Log10,
+    UnaryOpType::Log1p,  UnaryOpType::Log2,   UnaryOpType::Erfc,
+    UnaryOpType::Erfinv, UnaryOpType::Lgamma, UnaryOpType::Acosh,
+    UnaryOpType::Asinh,  UnaryOpType::Atanh,  UnaryOpType::Erfcinv};
 
 const std::vector<UnaryOpType> kPredicates = {
     UnaryOpType::IsNan,    UnaryOpType::IsInf,    UnaryOpType::IsFinite,
