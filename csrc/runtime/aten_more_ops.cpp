@@ -2,6 +2,7 @@
 
 #include "exceptions.h"
 #include "ir/val.h"
+#include "runtime/device_index_errors.h"
 #include "runtime/runtime_args.h"
 
 namespace nvfuser {
@@ -47,7 +48,10 @@ at::Tensor evalScatter(const ScatterOp& e, const std::vector<at::Tensor>& in) {
   }
   at::Tensor target = arg;
   if (!arg.is_cpu()) {
-    // Out-of-range writes go to one extra slot along dim, cut off below.
+    // Out-of-range writes go to one extra slot along dim, cut off below,
+    // and set the index error word the next execute raises from.
+    device_index_errors::wordOn(arg.device())
+        .bitwise_or_(valid.logical_not().any().to(at::kInt));
     std::vector<int64_t> slot = arg.sizes().vec();
     slot[size_t(dim)] = 1;
     target = at::cat({arg, at::zeros(slot, arg.options())}, dim);
