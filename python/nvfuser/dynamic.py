@@ -132,8 +132,8 @@ def concretize(fd, inputs):
     key, values = _runtime_inputs(fd, inputs)
     concrete = fd._concrete.get(key)
     if concrete is None:
-        concrete = _Replay(fd, values).build()
-        fd._concrete[key] = concrete
+        # Threads that race here build equal definitions; one is kept.
+        concrete = fd._concrete.setdefault(key, _Replay(fd, values).build())
     plain = [v for h, v in zip(fd._inputs, inputs)
              if not isinstance(h, DeferredVector)]
     return concrete, plain

@@ -243,3 +243,18 @@ def test_definition_time_errors():
             fd.define_vector(-1)
     with pytest.raises(RuntimeError, match="can only be added inside"):
         fd.ops.size(t0, 0)
+
+
+def test_clone_and_introspection_of_runtime_shape_definitions():
+    from nvfuser import clone
+
+    fd = _vector_reshape()
+    other = FusionDefinition()
+    clone(fd, other)
+    out, = other.execute([torch.arange(6.0), [3, 2]])
+    _same(out, torch.arange(6.0).reshape(3, 2))
+    assert "new_shape=[3, 2]" in other.last_concrete_ir()
+    plan = fd.scheduled_fusion_ir_for([torch.arange(6.0), [2, 3]])
+    assert "new_shape=[2, 3]" in plan
+    with pytest.raises(NotImplementedError, match="runtime shapes"):
+        fd.segment([torch.arange(6.0), [2, 3]])
