@@ -6,9 +6,8 @@ import functools
 
 from ._C import DataType
 from ._validate import check_int
-from .dynamic_values import (SIZE_OPS, DeferredScalar, DeferredTensor,
-                             DeferredVector, _Deferred, defer,
-                             is_dynamic_call)
+from .dynamic_values import (SIZE_OPS, DeferredScalar, DeferredVector,
+                             _Deferred, defer, is_dynamic_call)
 from .values import Scalar, Tensor, Vector, _Value
 
 _INT_TYPES = (DataType.Int, DataType.Int32)
@@ -318,5 +317,3 @@ def python_script(fd):
     return "\n".join(["from nvfuser import FusionDefinition, DataType", "",
                       "with FusionDefinition() as fd:"] + body) + "\n"
 
-
-_ = DeferredTensor  # re-exported for tests
