@@ -258,3 +258,16 @@ def test_clone_and_introspection_of_runtime_shape_definitions():
     assert "new_shape=[2, 3]" in plan
     with pytest.raises(NotImplementedError, match="runtime shapes"):
         fd.segment([torch.arange(6.0), [2, 3]])
+
+
+def test_runtime_scalar_next_to_an_inferred_size():
+    # nvFuser's test_reshape_dynamic: a scalar input and -1 in one vector.
+    with FusionDefinition() as fd:
+        s0 = fd.define_scalar(dtype=DataType.Int)
+        t0 = fd.define_tensor(shape=[-1], contiguity=[True])
+        fd.add_output(fd.ops.reshape(t0, fd.define_vector([s0, -1])))
+    a = torch.arange(12.0)
+    for rows in (3, 4):
+        out, = fd.execute([rows, a])
+        _same(out, a.reshape(rows, -1))
+    assert "V2 = fd.define_vector([S0, -1])" in repr(fd)
