@@ -5,7 +5,8 @@ import torch
 from . import _C
 from ._C import DataType
 from ._validate import check_int_list
-from . import introspection, segmentation
+from . import dynamic, introspection, segmentation
+from .dynamic_values import DeferredVector
 from .fusion_cache import FusionCache
 from .layouts import contiguity_to_allocation, contiguity_to_logical
 from .ops import Ops
@@ -105,6 +106,13 @@ class FusionDefinition:
         self._debug_output = None
         self.segments = []
         self.segment_index_space_maps = {}
+        # Runtime shapes (dynamic.py): every top-level call, whether ops
+        # wait for execute, and the concrete definitions per shaping value.
+        self._trace = []
+        self._recording = False
+        self._deferred = False
+        self._concrete = {}
+        self._last_concrete = None
 
     # ---- definition scope -------------------------------------------------
     def __enter__(self):
@@ -120,7 +128,10 @@ class FusionDefinition:
 
     def __exit__(self, exc_type, exc, tb):
         self._inside = False
-        if exc_type is None:
+        if exc_type is None and dynamic.is_dynamic(self):
+            # Concrete definitions go through the FusionCache instead.
+            self._fusion.finalize()
+        elif exc_type is None:
             # The same definition built again (a training loop, Thunder)
             # takes the fusion, and so the compiled kernels, made the
             # first time.
@@ -285,14 +296,20 @@ class FusionDefinition:
     define_constant = define_scalar
 
     def define_vector(self, values, dtype=DataType.Int):
-        """A list of sizes for shape arguments (ints or constant scalars)."""
+        """A list of sizes for shape arguments (ints or Int scalars), or
+        with an int n, an input of n runtime sizes (a list of ints at
+        execute)."""
         self._check_defining("define_vector")
-        if isinstance(values, int) and not isinstance(values, bool):
-            raise NotImplementedError(
-                "define_vector(size): vectors of runtime scalars are not "
-                "supported; pass a list of sizes")
         if dtype != DataType.Int:
             raise TypeError("define_vector: only DataType.Int is supported")
+        if isinstance(values, int) and not isinstance(values, bool):
+            if values < 0:
+                raise ValueError("define_vector: size must be >= 0, got %d"
+                                 % values)
+            return self._record_input(DeferredVector(self, values))
+        if not isinstance(values, (list, tuple)):
+            raise TypeError("define_vector: expected a list of sizes or a "
+                            "size, got %s" % type(values).__name__)
         return Vector(self, values)
 
     def add_output(self, output, alias_input=None, stride_order=None):
@@ -343,8 +360,21 @@ class FusionDefinition:
         with self:
             self.definition()
 
+    def _concretized(self, inputs):
+        """(concrete definition, its inputs) when this one has runtime
+        shapes (dynamic.py), else None."""
+        self._ensure_defined()
+        if dynamic.is_dynamic(self):
+            return dynamic.concretize(self, inputs)
+        return None
+
     def _prepare_execute(self, inputs, device, enable, disable):
         self._ensure_defined()
+        if dynamic.is_dynamic(self):
+            raise NotImplementedError(
+                "this FusionDefinition has runtime shapes: execute and "
+                "execute_unsegmented run it; other entry points take "
+                "definitions with constant shapes")
         if not isinstance(inputs, (list, tuple)):
             raise TypeError("execute: inputs must be a list, got %s" %
                             type(inputs).__name__)
@@ -380,6 +410,16 @@ class FusionDefinition:
         profile(); capture_debug_output keeps what the compiler printed for
         debug_output()."""
         del override_user_schedule
+        concrete = self._concretized(inputs)
+        if concrete is not None:
+            self._last_concrete, concrete_inputs = concrete
+            return self._last_concrete.execute(
+                concrete_inputs, device=device,
+                capture_debug_output=capture_debug_output,
+                print_repro=print_repro, profile=profile,
+                save_repro_inputs=save_repro_inputs,
+                _enable_options=_enable_options,
+                _disable_options=_disable_options)
         args = self._prepare_execute(inputs, device, _enable_options,
                                      _disable_options)
         if print_repro:
@@ -428,21 +468,37 @@ class FusionDefinition:
         if not isinstance(arch, str) or not arch.startswith("sm_"):
             raise ValueError("cuda_code_for: arch must look like 'sm_90', "
                              "got %r" % (arch,))
+        concrete = self._concretized(inputs)
+        if concrete is not None:
+            return concrete[0].cuda_code_for(
+                concrete[1], arch, _enable_options=_enable_options,
+                _disable_options=_disable_options)
         args = self._prepare_execute(inputs, None, _enable_options,
                                      _disable_options)
         return self._fusion.cuda_code_for(args[0], arch, args[1], args[2])
 
     def last_cuda_code(self):
         """Sources of the generated kernels of the last execute."""
-        return self._fusion.last_cuda_code()
+        return self._runner()._fusion.last_cuda_code()
 
     def execute_unsegmented(self, inputs, *, _enable_options=None,
                             _disable_options=None):
         """Runs the whole fusion op by op through ATen, without segmentation:
         the oracle segmented execution is tested against."""
+        concrete = self._concretized(inputs)
+        if concrete is not None:
+            self._last_concrete, concrete_inputs = concrete
+            return self._last_concrete.execute_unsegmented(
+                concrete_inputs, _enable_options=_enable_options,
+                _disable_options=_disable_options)
         args = self._prepare_execute(inputs, None, _enable_options,
                                      _disable_options)
         return self._fusion.execute_unsegmented(*args)
+
+    def _runner(self):
+        """The definition the last execute ran: this one, or for runtime
+        shapes its concrete definition."""
+        return self._last_concrete or self
 
     @staticmethod
     def _option_list(options, what):
@@ -461,6 +517,8 @@ class FusionDefinition:
     def python_definition(self):
         """The fusion as a FusionDefinition script (what the fuzzer prints
         as a reproducer), with the inputs' layouts as they were defined."""
+        if dynamic.is_dynamic(self):
+            return dynamic.python_script(self)
         return with_layouts(self._fusion.python_definition(),
                             self._input_layouts, self._output_specs)
 
@@ -478,7 +536,7 @@ class FusionDefinition:
 
     def last_concrete_ir(self):
         """The IR bound to the sizes of the last execute (None before)."""
-        return self._fusion.last_concrete_ir()
+        return self._runner()._fusion.last_concrete_ir()
 
     def last_segmentation(self):
         """The segments of the last execute, in run order (None before).
@@ -490,7 +548,7 @@ class FusionDefinition:
         ``log`` (with NVFUSER_DUMP=segmenter_logging), ``text`` (the
         segmented_fusion dump) and ``dot`` (the draw_segmented_fusion
         graph)."""
-        return self._fusion.last_segmentation()
+        return self._runner()._fusion.last_segmentation()
 
     def last_scheduled_fusion_ir(self, tensor_transforms=False, **kwargs):
         """The concrete IR of the last execute and its segments, each with
@@ -508,6 +566,10 @@ class FusionDefinition:
         """As last_scheduled_fusion_ir, for these inputs, without running
         (CPU tensors of the right shapes and dtypes are fine)."""
         del kwargs
+        concrete = self._concretized(inputs)
+        if concrete is not None:
+            return concrete[0].scheduled_fusion_ir_for(concrete[1],
+                                                       tensor_transforms)
         args = self._prepare_execute(inputs, None, None, None)
         plan = self._fusion.segmentation_for(*args)
         return introspection.scheduled_ir(plan["concrete_ir"], plan,
@@ -552,8 +614,19 @@ class FusionDefinition:
 
     def __repr__(self):
         # nvFuser prints an executable function: a user's repro script.
+        if dynamic.is_dynamic(self):
+            return dynamic.python_repro(self)
         return python_repro(self._fusion.python_definition(),
                             self._input_layouts, self._id,
                             self._output_specs)
 
     __str__ = __repr__
+
+
+# Every definition records its calls (dynamic.py replays them for runtime
+# shapes); define_constant is define_scalar's other name.
+for _name in ("define_tensor", "define_scalar", "define_vector",
+              "add_output"):
+    setattr(FusionDefinition, _name,
+            dynamic.recorded("fd", _name, getattr(FusionDefinition, _name)))
+FusionDefinition.define_constant = FusionDefinition.define_scalar

@@ -1,6 +1,6 @@
 """fd.ops: nvFuser's op namespace, mapped onto the compiler's builders."""
 
-from . import _C
+from . import _C, dynamic
 from ._C import DataType
 from ._validate import check_int, check_int_list
 from .layouts import normalize_stride_order
@@ -202,6 +202,15 @@ class Ops:
         return self._call("segment_set", _cops.segment_set,
                           self._tensor(x, "segment_set"))
 
+    # ---- runtime shapes (dynamic.py defers every call of these) ----------
+    def shape(self, arg):
+        """The runtime sizes of arg, a Vector for shape arguments."""
+        raise AssertionError("shape: deferred by dynamic.recorded")
+
+    def size(self, arg, dim):
+        """The runtime size of arg's dim, an Int scalar."""
+        raise AssertionError("size: deferred by dynamic.recorded")
+
     # ---- indexing ---------------------------------------------------------
     def _gather(self, name, x, index, dim):
         return self._call(name, _cops.gather_op, name,
@@ -359,3 +368,6 @@ for _name in _cops.unary_names():
     setattr(Ops, _name, _make_unary(_name))
 for _name in _cops.binary_names():
     setattr(Ops, _name, _make_binary(_name))
+# Every op is recorded, and deferred when it needs runtime values.
+for _name in [n for n in vars(Ops) if not n.startswith("_")]:
+    setattr(Ops, _name, dynamic.recorded("ops", _name, getattr(Ops, _name)))

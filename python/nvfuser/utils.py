@@ -40,7 +40,7 @@ def clone(fd, other):
     if not isinstance(fd, FusionDefinition) or \
             not isinstance(other, FusionDefinition):
         raise TypeError("clone: expected two FusionDefinitions")
-    if fd.id() is None:
+    if not fd._fusion.finalized:
         raise RuntimeError("clone: the source FusionDefinition is not "
                            "defined yet; leave its `with` block first")
     if other._inside or other._fusion.finalized:
@@ -52,3 +52,6 @@ def clone(fd, other):
     other._inputs = fd.inputs()
     other._outputs = fd.outputs()
     other._output_specs = list(fd._output_specs)
+    # Runtime shapes: the record and its concrete definitions are shared.
+    other._trace, other._deferred = fd._trace, fd._deferred
+    other._concrete = fd._concrete

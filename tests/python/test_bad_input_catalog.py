@@ -119,12 +119,12 @@ CASES = [
      lambda: define(lambda fd: one_input(fd)).cuda_code_for(
          [torch.randn(3)], arch="hopper"),
      ValueError, r"arch must look like 'sm_90'"),
-    ("runtime scalar used as a shape",
+    ("runtime floating scalar used as a shape",
      lambda: define(lambda fd: fd.ops.reshape(
          fd.define_tensor(shape=[4]), [fd.define_scalar(None,
-                                                        DataType.Int)])),
-     NotImplementedError, r"is a runtime scalar input; shapes must be "
-                          r"constants"),
+                                                        DataType.Double)])),
+     TypeError, r"reshape: entry 0 is a runtime Double scalar; sizes must "
+                r"be integer scalars"),
     ("squeeze of an out-of-range dim",
      lambda: define(lambda fd: fd.ops.squeeze(fd.define_tensor(shape=[1]),
                                               dims=[3])),
