@@ -20,16 +20,6 @@ Extent constExtent(TensorView* tv, int64_t d) {
   return tv->fusion()->canonical(tv->axis(d).logicalExtent());
 }
 
-bool hasKnownZero(const TensorView* tv) {
-  for (const IterDomain& id : tv->noReductions()) {
-    Extent e = tv->fusion()->canonical(id.logicalExtent());
-    if (e.isConst() && e.value == 0) {
-      return true;
-    }
-  }
-  return false;
-}
-
 Scalar* zeroOf(Fusion& f, DataType t) {
   if (t == DataType::Bool) {
     return f.newScalar(t, ScalarValue(false));

@@ -34,15 +34,6 @@ TensorView* build(GatherOpType type, TensorView* lookup, TensorView* index,
   return out;
 }
 
-bool hasKnownZero(const TensorView* tv) {
-  for (const IterDomain& id : tv->noReductions()) {
-    Extent e = tv->fusion()->canonical(id.logicalExtent());
-    if (e.isConst() && e.value == 0) {
-      return true;
-    }
-  }
-  return false;
-}
 }  // namespace
 
 TensorView* indexSelect(TensorView* lookup, TensorView* index, int64_t dim) {

@@ -116,4 +116,14 @@ IterDomain combineDims(Fusion* f, const IterDomain& a, const IterDomain& b,
   return IterDomain::iteration(unifyOrThrow(f, a.extent, b.extent, msg));
 }
 
+bool hasKnownZero(const TensorView* tv) {
+  for (const IterDomain& id : tv->noReductions()) {
+    Extent e = tv->fusion()->canonical(id.logicalExtent());
+    if (e.isConst() && e.value == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace nvfuser

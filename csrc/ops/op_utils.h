@@ -22,6 +22,8 @@ std::vector<int64_t> normalizeDims(const std::vector<int64_t>& dims,
 Fusion* commonFusion(const std::vector<Val*>& vals, const std::string& op);
 
 TensorView* checkTensor(Val* v, const std::string& op, const char* what);
+// Whether a dim of tv is known to have no elements (an empty index).
+bool hasKnownZero(const TensorView* tv);
 
 // Combines two same-position dims of elementwise operands (broadcasting),
 // unifying extents that must match; throws naming the op and operands.

@@ -23,19 +23,18 @@ at::Tensor evalCumsum(const ScanOp& e, const at::Tensor& in) {
   return reduced ? r.to(t) : r;
 }
 
-namespace {
-void checkScatterIndices(const ScatterOp& e, const at::Tensor& index,
-                         const at::Tensor& valid, int64_t size) {
+void checkIndexRange(const at::Tensor& index, const at::Tensor& valid,
+                     const std::string& op, int64_t dim,
+                     const std::string& tensor, int64_t size,
+                     const std::string& computing) {
   if (valid.all().item<bool>()) {
     return;
   }
   const int64_t bad =
       index.masked_select(valid.logical_not())[0].item<int64_t>();
-  NVF_THROW(Index, "scatter: index ", bad, " is out of range for dim ", e.dim(),
-            " of ", e.input(0)->ref(), ", of size ", size, " (computing ",
-            e.output(0)->ref(), ")");
+  NVF_THROW(Index, op, ": index ", bad, " is out of range for dim ", dim,
+            " of ", tensor, ", of size ", size, " (computing ", computing, ")");
 }
-}  // namespace
 
 at::Tensor evalScatter(const ScatterOp& e, const std::vector<at::Tensor>& in) {
   const int64_t dim = e.dim();
@@ -44,7 +43,8 @@ at::Tensor evalScatter(const ScatterOp& e, const std::vector<at::Tensor>& in) {
   const int64_t size = arg.size(dim);
   at::Tensor valid = (index >= 0) & (index < size);
   if (arg.is_cpu()) {
-    checkScatterIndices(e, index, valid, size);
+    checkIndexRange(index, valid, "scatter", e.dim(), e.input(0)->ref(), size,
+                    e.output(0)->ref());
   }
   at::Tensor target = arg;
   if (!arg.is_cpu()) {

@@ -403,19 +403,6 @@ at::TensorOptions optionsFor(DataType d, at::Device device) {
   return at::TensorOptions().dtype(toAtenType(d)).device(device);
 }
 
-// Raises IndexError naming the op and the first index outside [0, size).
-void checkIndices(const GatherOp& e, const at::Tensor& index,
-                  const at::Tensor& valid, int64_t size) {
-  if (valid.all().item<bool>()) {
-    return;
-  }
-  const int64_t bad =
-      index.masked_select(valid.logical_not())[0].item<int64_t>();
-  NVF_THROW(Index, e.opName(), ": index ", bad, " is out of range for dim ",
-            e.dim(), " of ", e.lookup()->ref(), ", of size ", size,
-            " (computing ", e.output(0)->ref(), ")");
-}
-
 // index_select, gather and take_along_axis. An index outside [0, size)
 // raises IndexError on the CPU, as torch does; elsewhere it gives what
 // generated kernels give, 0, and sets the index error word the runtime
@@ -430,7 +417,8 @@ at::Tensor evalGather(const GatherOp& e, const std::vector<at::Tensor>& in,
   const int64_t size = lookup.size(dim);
   at::Tensor valid = (index >= 0) & (index < size);
   if (lookup.is_cpu()) {
-    checkIndices(e, index, valid, size);
+    checkIndexRange(index, valid, e.opName(), e.dim(), e.lookup()->ref(), size,
+                    e.output(0)->ref());
   }
   if (size == 0) {  // every index is out of range (or there is none)
     return at::zeros(shape, lookup.options());
