@@ -143,13 +143,11 @@ bool viewsAlone(const SegmentView& view, std::vector<const Expr*> exprs) {
   std::sort(exprs.begin(), exprs.end(), [](const Expr* a, const Expr* b) {
     return a->position() < b->position();
   });
-  return NoOpScheduler().canSchedule(
-                            SegmentView(view.fusion(), exprs, {}, nullptr))
+  return NoOpScheduler()
+      .canSchedule(SegmentView(view.fusion(), exprs, {}, nullptr))
       .ok();
 }
-}  // namespace
 
-namespace {
 bool isOutput(const SegmentView& view, const TensorView* tv) {
   const auto& outs = view.outputs();
   return std::find(outs.begin(), outs.end(), tv) != outs.end();
@@ -183,11 +181,12 @@ Decision viewOutputsStayViews(const SegmentView& view) {
       chain.push_back(v->definition());
       v = v->definition()->input(0)->asTensor();
     }
-    const bool readHere = v->definition() == nullptr ||
-                          !view.contains(v->definition());
+    const bool readHere =
+        v->definition() == nullptr || !view.contains(v->definition());
     if (readHere && viewsAlone(view, chain)) {
       return Decision::no("output " + o->ref() + " is a view of input " +
-                          v->ref() + ": a no_op view returns it without a "
+                          v->ref() +
+                          ": a no_op view returns it without a "
                           "copy");
     }
   }
@@ -209,8 +208,7 @@ Decision generatedKernelFits(const Fusion& fusion) {
   for (const Val* o : fusion.outputs()) {
     outputs.push_back(o->asTensor());
   }
-  return generatedKernelFits(exprs, outputs,
-                             [](const Expr*) { return true; });
+  return generatedKernelFits(exprs, outputs, [](const Expr*) { return true; });
 }
 
 }  // namespace nvfuser

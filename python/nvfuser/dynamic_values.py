@@ -42,6 +42,10 @@ class _Deferred:
 
     __slots__ = ()
 
+    def __init__(self, fd):
+        # No IR value until concretization.
+        self._fd, self._fusion, self._val = fd, fd._fusion, None
+
     def _unknown(self, what):
         raise NotImplementedError(
             "%s of a value computed from runtime shapes is known only at "
@@ -52,9 +56,6 @@ class DeferredTensor(_Deferred, Tensor):
     """A tensor whose op waits for concretization."""
 
     __slots__ = ()
-
-    def __init__(self, fd):
-        self._fd, self._fusion, self._val = fd, fd._fusion, None
 
     @property
     def dtype(self):
@@ -79,9 +80,6 @@ class DeferredScalar(_Deferred, Scalar):
     """A runtime Int: a size, a vector entry, or arithmetic on those."""
 
     __slots__ = ()
-
-    def __init__(self, fd):
-        self._fd, self._fusion, self._val = fd, fd._fusion, None
 
     @property
     def dtype(self):

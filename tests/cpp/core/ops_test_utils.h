@@ -1,12 +1,15 @@
-// Helpers for builder tests: the message an op throws, static shapes.
+// Helpers for builder tests: the message an op throws, input
+// descriptors, static shapes.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "exceptions.h"
 #include "ir/fusion.h"
+#include "ops/concretize.h"
 
 namespace nvfuser {
 
@@ -22,6 +25,15 @@ std::string errorOf(Fn fn, ErrorKind* kind = nullptr) {
     return e.what();
   }
   return "";
+}
+
+// A tensor input of these sizes and dtype (strides left to concretization:
+// dense).
+inline InputDescriptor inputDescriptor(std::vector<int64_t> sizes, DataType t) {
+  InputDescriptor d;
+  d.dtype = t;
+  d.sizes = std::move(sizes);
+  return d;
 }
 
 // The tensor's sizes, -1 for symbolic ones.

@@ -24,13 +24,6 @@ namespace nvfuser {
 using V = std::vector<std::string>;
 
 namespace {
-InputDescriptor desc(std::vector<int64_t> sizes, DataType t) {
-  InputDescriptor d;
-  d.dtype = t;
-  d.sizes = std::move(sizes);
-  return d;
-}
-
 std::vector<std::string> opNames(const Fusion& f) {
   std::vector<std::string> out;
   for (const Expr* e : f.liveExprs()) {
@@ -107,7 +100,8 @@ TEST(CompositeOpsTest, ConcretizationExpandsTriuAndWelford) {
   auto [avg, varSum, n] = welford(x, {1});
   f.addOutput(varSum);
   f.addOutput(n);
-  ConcreteFusion c = concretize(f, {desc({3, 5}, DataType::BFloat16)});
+  ConcreteFusion c =
+      concretize(f, {inputDescriptor({3, 5}, DataType::BFloat16)});
   EXPECT_EQ(opNames(*c.fusion),
             (V{"iota", "broadcast", "iota", "broadcast", "sub", "ge", "where",
                "mean", "broadcast", "sub", "mul", "sum", "full"}));
@@ -124,8 +118,8 @@ TEST(CompositeOpsTest, SegmentsAndNvrtc) {
   f.addOutput(unaryOp(UnaryOpType::Neg, triu(e->asTensor(), 2)));
   f.addOutput(unaryOp(UnaryOpType::Sigmoid, cumsum(x, 1)));
   f.addOutput(scatter(x, i, defineScalar(f, DataType::Double, 1.5), 0));
-  ConcreteFusion c = concretize(
-      f, {desc({16, 16}, DataType::Float), desc({2, 16}, DataType::Int)});
+  ConcreteFusion c = concretize(f, {inputDescriptor({16, 16}, DataType::Float),
+                                    inputDescriptor({2, 16}, DataType::Int)});
   auto sf = segmentFusion(*c.fusion, Options());
   V groups = describe(*sf);
   std::sort(groups.begin(), groups.end());

@@ -29,13 +29,6 @@ namespace nvfuser {
 using V = std::vector<std::string>;
 
 namespace {
-InputDescriptor desc(std::vector<int64_t> sizes, DataType t) {
-  InputDescriptor d;
-  d.dtype = t;
-  d.sizes = std::move(sizes);
-  return d;
-}
-
 // The embedding shape: ids [2, 8] into a [64, 32] weight's rows.
 TensorView* embedding(Fusion& f, DataType t = DataType::Float) {
   TensorView* w = defineTensor(f, {64, 32}, t);
@@ -121,9 +114,9 @@ TEST(IndexingOpsTest, PrintedAndReplayed) {
             std::string::npos);
   EXPECT_NE(f.toString().find("= take_along_axis(T0, T1, dim=1)"),
             std::string::npos);
-  ConcreteFusion c =
-      concretize(f, {desc({6, 10}, DataType::Float),
-                     desc({6, 1}, DataType::Int), desc({3}, DataType::Int32)});
+  ConcreteFusion c = concretize(f, {inputDescriptor({6, 10}, DataType::Float),
+                                    inputDescriptor({6, 1}, DataType::Int),
+                                    inputDescriptor({3}, DataType::Int32)});
   EXPECT_EQ(staticShape(c.outputs[0]->asTensor()),
             (std::vector<int64_t>{6, 1}));
   EXPECT_EQ(staticShape(c.outputs[1]->asTensor()),
@@ -132,9 +125,9 @@ TEST(IndexingOpsTest, PrintedAndReplayed) {
             (std::vector<int64_t>{6, 3}));
   // take_along_axis unified the non-indexed dims of its operands.
   EXPECT_NE(errorOf([&] {
-              concretize(
-                  f, {desc({4, 10}, DataType::Float),
-                      desc({6, 1}, DataType::Int), desc({3}, DataType::Int32)});
+              concretize(f, {inputDescriptor({4, 10}, DataType::Float),
+                             inputDescriptor({6, 1}, DataType::Int),
+                             inputDescriptor({3}, DataType::Int32)});
             }).find("the fusion requires these sizes to be equal"),
             std::string::npos);
   // gather's size rule is checked once the sizes are known.
@@ -143,8 +136,8 @@ TEST(IndexingOpsTest, PrintedAndReplayed) {
   g.addOutput(gather(y, defineTensor(g, {-1, -1}, DataType::Int), 1));
   EXPECT_NE(
       errorOf([&] {
-        concretize(
-            g, {desc({4, 10}, DataType::Float), desc({6, 2}, DataType::Int)});
+        concretize(g, {inputDescriptor({4, 10}, DataType::Float),
+                       inputDescriptor({6, 2}, DataType::Int)});
       })
           .find("gather: the index T1 [6, 2] Int is larger than the input "
                 "T0 [4, 10] Float at dim 0"),
