@@ -237,7 +237,8 @@ class PointwiseKernelGenerator {
   int64_t persistentVectors_ = 1;  // per thread
   int64_t persistentStride_ = 0;   // elements between a thread's vectors
   int64_t rowReductions_ = 0;
-  bool rowStrategy_ = false;  // generating a row kernel      // block reductions emitted in this row
+  bool rowStrategy_ = false;  // generating a row kernel      // block
+                              // reductions emitted in this row
   std::vector<RowChunk> persistentChunks_;
   int64_t split_ = 1;              // chunks of the split reduced dim
   int64_t splitAxis_ = -1;         // that dim, of the sum's input

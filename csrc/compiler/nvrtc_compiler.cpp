@@ -212,8 +212,8 @@ CompiledKernel compileWithNvrtc(const std::string& source,
     return compileWithDiskCache(source, name, arch, maxRegisters, caches.disk);
   }
   bool missed = false;
-  CompiledKernel k = KernelMemoryCache::get().getOrCompile(
-      {source, arch, maxRegisters}, [&] {
+  CompiledKernel k =
+      KernelMemoryCache::get().getOrCompile({source, arch, maxRegisters}, [&] {
         missed = true;
         return compileWithDiskCache(source, name, arch, maxRegisters,
                                     caches.disk);

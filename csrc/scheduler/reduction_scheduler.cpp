@@ -5,8 +5,8 @@
 
 #include "analysis/tensor_shape.h"
 #include "ir/exprs.h"
-#include "scheduler/reduction_analysis.h"
 #include "scheduler/generated_kernel_rules.h"
+#include "scheduler/reduction_analysis.h"
 #include "scheduler/scheduler.h"
 
 namespace nvfuser {
@@ -22,8 +22,7 @@ Decision starvedSerialSumFits(const SegmentView& view,
   if (info.innermost) {
     return Decision::yes();
   }
-  std::vector<const Val*> outputs(view.outputs().begin(),
-                                  view.outputs().end());
+  std::vector<const Val*> outputs(view.outputs().begin(), view.outputs().end());
   if (splittableSum(outputs, view.exprs()) != nullptr) {
     return Decision::yes();
   }
@@ -37,7 +36,8 @@ Decision starvedSerialSumFits(const SegmentView& view,
     for (int64_t a : red->axes()) {
       rows *= shape[size_t(a)];
     }
-    const int64_t values = numel(e->input(0)->asTensor()) / std::max<int64_t>(rows, 1);
+    const int64_t values =
+        numel(e->input(0)->asTensor()) / std::max<int64_t>(rows, 1);
     if (rows >= kStarvedSerialRows && values < kStarvedSerialOutputs) {
       return Decision::no(exprRef(e) + " sums " + std::to_string(rows) +
                           " rows into " + std::to_string(values) +

@@ -31,7 +31,6 @@ const TensorView* rowSource(const TensorView* out, const RowReductionPlan& plan,
   }
 }
 
-
 const std::vector<int64_t>& reductionAxes(const Expr* e) {
   const auto* red = exprAs<ReductionOp>(e);
   return red ? red->axes() : exprAs<VarMeanOp>(e)->axes();
@@ -211,8 +210,8 @@ Decision planRowReduction(const Fusion& fusion, RowReductionPlan* plan) {
   for (const Val* o : fusion.outputs()) {
     outputs.push_back(o->asTensor());
   }
-  return planRowReduction(exprs, outputs, [](const Expr*) { return true; },
-                          plan);
+  return planRowReduction(
+      exprs, outputs, [](const Expr*) { return true; }, plan);
 }
 
 }  // namespace nvfuser

@@ -62,26 +62,32 @@ PYBIND11_MODULE(_C, m) {
 
   // For docs/api.md and its test: which names do something, which are
   // nvFuser's accepted as no-ops.
-  m.def("option_names", [](const std::string& group, bool nvfuser_noops) {
-    using nvfuser::OptionGroup;
-    OptionGroup g = group == "dump"     ? OptionGroup::Dump
-                    : group == "enable" ? OptionGroup::Enable
-                                        : OptionGroup::Disable;
-    NVF_CHECK(group == "dump" || group == "enable" || group == "disable",
-              "option group must be dump, enable or disable, not '", group,
-              "'");
-    return nvfuser_noops ? nvfuser::Options::nvfuserNames(g)
-                         : nvfuser::Options::validNames(g);
-  }, py::arg("group"), py::arg("nvfuser_noops") = false);
+  m.def(
+      "option_names",
+      [](const std::string& group, bool nvfuser_noops) {
+        using nvfuser::OptionGroup;
+        OptionGroup g = group == "dump"     ? OptionGroup::Dump
+                        : group == "enable" ? OptionGroup::Enable
+                                            : OptionGroup::Disable;
+        NVF_CHECK(group == "dump" || group == "enable" || group == "disable",
+                  "option group must be dump, enable or disable, not '", group,
+                  "'");
+        return nvfuser_noops ? nvfuser::Options::nvfuserNames(g)
+                             : nvfuser::Options::validNames(g);
+      },
+      py::arg("group"), py::arg("nvfuser_noops") = false);
 
-  m.def("kernel_compile_stats", [] {
-    nvfuser::KernelCompileStats s = nvfuser::kernelCompileStats();
-    py::dict d;
-    d["nvrtc_compiles"] = s.nvrtcCompiles;
-    d["memory_hits"] = s.memoryHits;
-    d["disk_hits"] = s.diskHits;
-    return d;
-  }, "This process' kernel compiles: NVRTC runs and cache hits");
+  m.def(
+      "kernel_compile_stats",
+      [] {
+        nvfuser::KernelCompileStats s = nvfuser::kernelCompileStats();
+        py::dict d;
+        d["nvrtc_compiles"] = s.nvrtcCompiles;
+        d["memory_hits"] = s.memoryHits;
+        d["disk_hits"] = s.diskHits;
+        return d;
+      },
+      "This process' kernel compiles: NVRTC runs and cache hits");
 
   nvfuser::python::bindFusion(m);
   py::module_ ops = m.def_submodule("ops", "op builders");

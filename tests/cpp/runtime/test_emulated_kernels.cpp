@@ -215,12 +215,13 @@ TEST(EmulatedKernelTest, ReshapedRowReductionIsNotRecomputed) {
   Fusion f;
   TensorView* x = defineTensor(f, {2, 8, 256}, DataType::Float);
   TensorView* x2 = reshape(x, {16, 256});
-  TensorView* m = reshape(reduction(ReductionOpType::Max, x2, {1}, true),
-                          {2, 8, 1});
-  TensorView* e = unaryOp(UnaryOpType::Exp,
-                          binaryOp(BinaryOpType::Sub, x, expand(m, {2, 8, 256}))
-                              ->asTensor())
-                      ->asTensor();
+  TensorView* m =
+      reshape(reduction(ReductionOpType::Max, x2, {1}, true), {2, 8, 1});
+  TensorView* e =
+      unaryOp(
+          UnaryOpType::Exp,
+          binaryOp(BinaryOpType::Sub, x, expand(m, {2, 8, 256}))->asTensor())
+          ->asTensor();
   TensorView* e2 = reshape(e, {16, 256});
   TensorView* s = reduction(ReductionOpType::Sum, e2, {1}, true);
   f.addOutput(binaryOp(BinaryOpType::Div, e2, expand(s, {16, 256})));
@@ -241,8 +242,8 @@ TEST(EmulatedKernelTest, RowReducedValueMovedAcrossRowsIsRejected) {
   Fusion f;
   TensorView* x = defineTensor(f, {16, 256}, DataType::Float);
   TensorView* m = reduction(ReductionOpType::Max, x, {1}, true);  // [16, 1]
-  TensorView* shifted = pad(slice(m, {1, 0}, {16, 1}, {1, 1}), {0, 0, 0, 1},
-                              nullptr);
+  TensorView* shifted =
+      pad(slice(m, {1, 0}, {16, 1}, {1, 1}), {0, 0, 0, 1}, nullptr);
   f.addOutput(binaryOp(BinaryOpType::Sub, x, expand(shifted, {16, 256})));
   Decision d = generatedKernelFits(f);
   ASSERT_FALSE(d.ok());
