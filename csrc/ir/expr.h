@@ -35,6 +35,7 @@ enum class ExprType {
   Welford,
   Scan,
   Scatter,
+  AtenCall,
 };
 
 class Expr {

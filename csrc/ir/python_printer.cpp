@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "exceptions.h"
+#include "ir/aten_call.h"
 #include "ir/exprs.h"
 #include "ir/list_string.h"
 #include "ir/more_exprs.h"
@@ -54,11 +55,7 @@ class PythonPrinter {
 
   std::string name(const Val* v) {
     if (!v->isTensor() && v->asScalar()->isConst()) {
-      std::string s = scalarValueToString(*v->asScalar()->value());
-      if (s == "true" || s == "false") {
-        s[0] = static_cast<char>(s[0] - 'a' + 'A');
-      }
-      return s;
+      return scalarToPythonLiteral(*v->asScalar()->value());
     }
     return (v->isTensor() ? "t" : "s") + std::to_string(v->name());
   }
@@ -192,6 +189,17 @@ class PythonPrinter {
         call = "fd.ops.cumsum(" + x +
                ", dim=" + std::to_string(exprAs<ScanOp>(e)->dim()) + ")";
         break;
+      case ExprType::AtenCall: {
+        std::vector<std::string> outs;
+        for (const Val* o : e->outputs()) {
+          outs.push_back(name(o));
+        }
+        std::string lhs = listToString(outs);
+        line(lhs.substr(1, lhs.size() - 2) + ", = " +
+             atenCallToPython(*exprAs<AtenCallOp>(e),
+                              [this](const Val* v) { return name(v); }));
+        return;
+      }
       case ExprType::Scatter:
         call = "fd.ops.scatter(" + x + ", " + name(e->input(1)) + ", " +
                name(e->input(2)) +

@@ -1,5 +1,8 @@
 #include "ir/val.h"
 
+#include <cmath>
+#include <cstdlib>
+#include <iomanip>
 #include <sstream>
 
 #include "exceptions.h"
@@ -130,6 +133,36 @@ std::string scalarValueToString(const ScalarValue& v) {
   std::ostringstream os;
   os << std::get<double>(v);
   return os.str();
+}
+
+std::string scalarToPythonLiteral(const ScalarValue& v) {
+  if (auto* b = std::get_if<bool>(&v)) {
+    return *b ? "True" : "False";
+  }
+  if (auto* i = std::get_if<int64_t>(&v)) {
+    return std::to_string(*i);
+  }
+  const double d = std::get<double>(v);
+  if (std::isnan(d)) {
+    return "float('nan')";
+  }
+  if (std::isinf(d)) {
+    return d > 0 ? "float('inf')" : "float('-inf')";
+  }
+  // The shortest of 15..17 significant digits that reads back exactly.
+  std::string s;
+  for (int digits = 15; digits <= 17; ++digits) {
+    std::ostringstream os;
+    os << std::setprecision(digits) << d;
+    s = os.str();
+    if (std::strtod(s.c_str(), nullptr) == d) {
+      break;
+    }
+  }
+  if (s.find_first_of(".en") == std::string::npos) {
+    s += ".0";  // 2.0, not the int 2
+  }
+  return s;
 }
 
 std::string Scalar::ref() const {

@@ -99,6 +99,10 @@ using ScalarValue = std::variant<bool, int64_t, double>;
 double scalarToDouble(const ScalarValue& v);
 int64_t scalarToInt(const ScalarValue& v);
 std::string scalarValueToString(const ScalarValue& v);
+// The value as a Python literal that reads back exactly: True/False, ints,
+// floats with a point or exponent and all the digits a double needs,
+// float('inf') / float('nan').
+std::string scalarToPythonLiteral(const ScalarValue& v);
 
 class Scalar : public Val {
  public:

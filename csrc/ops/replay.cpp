@@ -1,8 +1,10 @@
 #include "ops/replay.h"
 
 #include "exceptions.h"
+#include "ir/aten_call.h"
 #include "ir/exprs.h"
 #include "ops/arith.h"
+#include "ops/aten_call_ops.h"
 #include "ops/composite_ops.h"
 #include "ops/indexing_ops.h"
 #include "ops/reduction_ops.h"
@@ -113,6 +115,12 @@ std::vector<Val*> replayExpr(const Expr* e, const std::vector<Val*>& ins) {
     case ExprType::Scatter:
       return {scatter(tensorIn(ins, 0), tensorIn(ins, 1), ins[2],
                       exprAs<ScatterOp>(e)->dim())};
+    case ExprType::AtenCall: {
+      const auto* c = exprAs<AtenCallOp>(e);
+      std::vector<TensorView*> outs =
+          atenCall(c->op(), ins, c->args(), c->results());
+      return std::vector<Val*>(outs.begin(), outs.end());
+    }
   }
   NVF_THROW(Internal, "replayExpr: unhandled op ", e->opName());
 }

@@ -542,7 +542,8 @@ at::Tensor evalExpr(const Expr& e, const std::vector<at::Tensor>& in,
     case ExprType::Scatter:
       return evalScatter(*exprAs<ScatterOp>(&e), in);
     case ExprType::VarMean:
-    case ExprType::Welford:  // expanded by concretization
+    case ExprType::AtenCall:  // several results: AtenEvaluator::evaluate
+    case ExprType::Welford:   // expanded by concretization
       break;
   }
   NVF_THROW(Internal, "evalExpr: unhandled op ", e.opName());

@@ -16,8 +16,8 @@ bool needsAten(const Expr* e) {
 Decision ExprEvalScheduler::canSchedule(const SegmentView& view) const {
   if (view.body().size() != 1 || !needsAten(view.body()[0])) {
     return Decision::no(
-        "expr_eval takes exactly one matmul/linear/cumsum/scatter (or an op "
-        "on complex values) and nothing else");
+        "expr_eval takes exactly one matmul/linear/cumsum/scatter/aten_call "
+        "(or an op on complex values) and nothing else");
   }
   if (!view.prologue().empty()) {
     return Decision::no("expr_eval takes no prologue, but " +

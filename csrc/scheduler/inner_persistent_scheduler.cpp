@@ -1,7 +1,7 @@
 #include "scheduler/inner_persistent_scheduler.h"
 
-#include "scheduler/reduction_analysis.h"
 #include "scheduler/generated_kernel_rules.h"
+#include "scheduler/reduction_analysis.h"
 #include "scheduler/scheduler.h"
 
 namespace nvfuser {

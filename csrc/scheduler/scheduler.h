@@ -19,7 +19,8 @@ class Scheduler {
 // Shared checks used by several schedulers.
 bool isMatmulLike(const Expr* e);
 // Ops only ATen computes here, each a one-op expr_eval segment: matmul,
-// linear, cumsum (a scan) and scatter (writes at run-time indices).
+// linear, cumsum (a scan), scatter (writes at run-time indices) and
+// aten_call (a library operator called by name).
 bool isAtenOnly(const Expr* e);
 bool isReductionLike(const Expr* e);
 // "op T3" for reasons.

@@ -31,7 +31,7 @@ bool isMatmulLike(const Expr* e) {
 
 bool isAtenOnly(const Expr* e) {
   return isMatmulLike(e) || e->type() == ExprType::Scan ||
-         e->type() == ExprType::Scatter;
+         e->type() == ExprType::Scatter || e->type() == ExprType::AtenCall;
 }
 
 bool isReductionLike(const Expr* e) {

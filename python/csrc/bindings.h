@@ -11,6 +11,8 @@ namespace nvfuser::python {
 
 void bindFusion(pybind11::module_& m);
 void bindOps(pybind11::module_& m);
+// fd.ops.aten_call's builder (the Python layer reads the schema).
+void bindAtenCall(pybind11::module_& m);
 
 // One dict per segment: its definition script, input layouts, and the
 // complete fusion's values it reads and writes.

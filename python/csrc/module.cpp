@@ -92,4 +92,5 @@ PYBIND11_MODULE(_C, m) {
   nvfuser::python::bindFusion(m);
   py::module_ ops = m.def_submodule("ops", "op builders");
   nvfuser::python::bindOps(ops);
+  nvfuser::python::bindAtenCall(ops);
 }

@@ -148,6 +148,12 @@ def is_dynamic_call(name, args, kwargs):
     scalars in a list argument, or a runtime iota length."""
     if name in ("shape", "size"):
         return True
+    if name == "aten_call":
+        # Its lists are arguments and results, not shapes: runtime scalars
+        # there are operands passed at execute (shape entries are ints or
+        # dims of tensor arguments).
+        return any(isinstance(v, _Deferred) for v in _flatten(
+            list(args) + list(kwargs.values())))
     values = list(args) + list(kwargs.values())
     for v in values:
         if isinstance(v, _Deferred):

@@ -1,6 +1,6 @@
 """fd.ops: nvFuser's op namespace, mapped onto the compiler's builders."""
 
-from . import _C, dynamic
+from . import _C, aten_call, dynamic
 from ._C import DataType
 from ._validate import check_int, check_int_list
 from .layouts import normalize_stride_order
@@ -241,6 +241,21 @@ class Ops:
                           self._tensor(index, "scatter"),
                           self._val(src, "scatter"),
                           check_int(dim, "scatter: dim"))
+
+    # ---- library calls ----------------------------------------------------
+    def aten_call(self, op, args, results, kwargs=None):
+        """Calls the ATen operator `op` (torch.ops.aten.topk.default, or
+        'aten::topk') with `args` in schema order (and `kwargs` by name):
+        fusion Tensors and scalars, None, bool, int, float, lists of ints,
+        strings. `results` lists the returns the fusion keeps as
+        (return index, DataType, shape), each shape entry a size or
+        (tensor argument, dim). Returns their Tensors, in that order. The
+        call runs through PyTorch's dispatcher as its own expr_eval
+        segment; only functional operators (no writes, no views) qualify.
+        """
+        self._fd._check_defining("aten_call")
+        outs = aten_call.aten_call(self._fd, op, args, results, kwargs)
+        return [self._fd._wrap(v) for v in outs]
 
     # ---- masks and scans --------------------------------------------------
     def triu(self, input, diagonal=0):  # noqa: A002 (nvFuser's name)

@@ -11,7 +11,8 @@ import pytest
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from fx_check import region_layout_mismatches, row_major_kernels
+from fx_check import (ops_in_regions, region_layout_mismatches,
+                      row_major_kernels)
 from nvfuser.fx import compile_graph
 from nvfuser.fx.layout import OutputLayout
 from nvfuser.fx.mutation import MutationAnalysis
@@ -283,11 +284,14 @@ def test_cat_skips_empty_1d_operands_as_torch_does():
     check(lambda e, k: torch.cat([e, k, e, k], dim=-2).sin(), [empty, k])
 
 
-def test_an_unknown_tuple_stays_in_eager_with_its_getitems():
+def test_an_untranslated_aten_tuple_runs_as_an_aten_call_in_the_region():
+    # aten.sort has no translation: it is called as it is, inside the
+    # region, and its getitem reads the kept result.
     x = torch.randn(4, 6)
     gm, c = compiled_make_fx(lambda x: torch.sort(x.sin(), 1)[0] * 2, [x])
-    assert c.nvfuser_unsupported["sort"] == "no translation for sort"
-    assert "getitem" in c.nvfuser_unsupported
+    assert not c.nvfuser_unsupported
+    assert len(c.nvfuser_regions) == 1
+    assert "sort" in ops_in_regions(c)
     torch.testing.assert_close(c(x), torch.sort(x.sin(), 1)[0] * 2)
 
 

@@ -3,9 +3,9 @@ ATen graphs of a Llama, Qwen2 and Mistral training step as torch.compile
 hands them to our backend on the H200 (fixtures/hf/, written by
 ``benchmarks/model_bench.py --capture``). They are loaded with meta inputs
 (shapes, dtypes and strides; the graphs are too large to run here), the
-cuDNN attention ops this torch lacks run as stand-ins, and the partition
-must keep what the device's model benchmark reported: every op in a region
-but attention, its getitems and the embedding's backward."""
+cuDNN attention ops this torch lacks are registered as stand-in operators
+(fixtures/capture.py), and the partition must put every op in one region:
+attention and the embedding's backward are ATen calls inside it."""
 
 import glob
 import os
@@ -20,24 +20,16 @@ from nvfuser.fx import compile_graph
 HF = os.path.join(os.path.dirname(__file__), "fixtures", "hf")
 MODELS = ("llama", "qwen2", "mistral")
 
-# Left to eager on the device too (README, "What runs in eager").
-EAGER_OK = {"embedding_dense_backward", "getitem"} | {
-    f.__name__ for f in STANDINS.values()}
 MUST_FUSE = {
     # The loss as decomposed for the backend (amax/exp/log), RMSNorm,
-    # RoPE, the MLP and every matmul.
+    # RoPE, the MLP, every matmul and attention.
     "forward": {"embedding", "mm", "bmm", "amax", "exp", "log",
-                "nll_loss_forward", "rsqrt", "silu", "cat", "sin", "cos"},
+                "nll_loss_forward", "rsqrt", "silu", "cat", "sin", "cos",
+                "_scaled_dot_product_cudnn_attention"},
     "backward": {"mm", "silu_backward", "slice_backward", "sum", "where",
-                 "exp"},
+                 "exp", "_scaled_dot_product_cudnn_attention_backward",
+                 "embedding_dense_backward"},
 }
-
-
-def _name(node):
-    packet = getattr(node.target, "overloadpacket", None)
-    if packet is not None:
-        return packet.__name__
-    return getattr(node.target, "__name__", str(node.target))
 
 
 def test_every_model_has_both_graphs():
@@ -55,15 +47,11 @@ def test_hf_graph_partition(model, kind):
     assert ns["TORCH"].startswith("2."), ns["NOTE"]
     assert len(call_nodes(gm)) > 150
     compiled = compile_graph(gm, inputs)
-    by_name = {n.name: n for n in call_nodes(gm)}
-    eager = {_name(by_name[n]) for n in compiled.nvfuser_unsupported}
-    assert eager <= EAGER_OK, compiled.nvfuser_unsupported
-    # As on the device: 97% (forward 96%) of the nodes in regions, the
-    # rest attention (two layers) and the embedding's backward.
-    assert coverage(gm, compiled) >= 0.95
+    assert not compiled.nvfuser_unsupported
+    assert coverage(gm, compiled) == 1.0
     assert MUST_FUSE[kind] <= ops_in_regions(compiled)
-    # Attention splits each graph into one region per layer boundary.
-    assert len(compiled.nvfuser_regions) == 3
+    # Attention no longer splits the graph: one region.
+    assert len(compiled.nvfuser_regions) == 1
 
 
 def _causal_attention(q, k, v):

@@ -430,3 +430,37 @@ def test_embedding_rms_norm_and_out_of_range_ids_on_gpu():
     with pytest.raises(IndexError, match="by this call"):
         fd.execute([w, g, bad], _enable_options=["sync_index_checks"])
     fd.execute([w, g, ids], _enable_options=["sync_index_checks"])
+
+
+@pytest.mark.parametrize("backend", ["flash", "cudnn"])
+def test_attention_and_embedding_backward_as_aten_calls_on_gpu(backend):
+    # Library kernels inside a fusion: ATen's attention forward (its
+    # outputs, including the CPU or GPU seed tensors, as ATen returns
+    # them) between generated kernels, and the embedding's backward.
+    name = "_scaled_dot_product_%s_attention" % backend
+    op = getattr(torch.ops.aten, name, None)
+    if op is None:
+        pytest.skip("this torch has no %s" % name)
+    op = op.default
+    q = torch.randn(2, 4, 128, 64, device="cuda", dtype=torch.bfloat16)
+    k, v = torch.randn_like(q), torch.randn_like(q)
+    args = [q, k, v, 0.0, True] if backend == "flash" else \
+        [q, k, v, None, True, 0.0, True]
+    ref = op(*[a.sin() if isinstance(a, torch.Tensor) and a is q else a
+               for a in args])
+    with FusionDefinition() as fd:
+        tq, tk, tv = (fd.from_pytorch(t) for t in (q, k, v))
+        qs = fd.ops.cast(fd.ops.sin(tq), DataType.BFloat16)
+        fargs = [qs, tk, tv] + args[3:]
+        out, lse = fd.ops.aten_call(
+            op, fargs, results=[
+                (0, DataType.BFloat16, list(ref[0].shape)),
+                (1, DataType.Float, list(ref[1].shape))])
+        fd.add_output(fd.ops.mul(out, 2.0))
+        fd.add_output(lse)
+    got_out, got_lse = fd.execute([q, k, v])
+    torch.testing.assert_close(got_out.float(), 2 * ref[0].float(),
+                               rtol=1e-2, atol=1e-2)
+    torch.testing.assert_close(got_lse, ref[1])
+    ir = fd.last_scheduled_fusion_ir()
+    assert "expr_eval" in ir and "pointwise" in ir, ir

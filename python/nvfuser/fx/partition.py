@@ -22,6 +22,7 @@ from ..fusion_definition import FusionDefinition, torch_dtype_to_nvfuser_dtype
 from ..values import Tensor
 from .mutation import (MutationAnalysis, order_nodes, split_by_epoch,
                        written_inputs)
+from . import library_calls
 from .layout import OutputLayout
 from .translator import (SUPPORTED_DTYPES, TABLE, TUPLE_OPS, VIEW_OPS,
                          Unsupported, is_cpu_scalar, op_name,
@@ -298,13 +299,18 @@ def _support_reason(node, values, reasons, analysis, devices=()):
                 return "read by %s, which runs in eager" % u.name
         return None
     name = op_name(node)
+    out = values.get(node)
     if TABLE.get(name) is None:
-        return "no translation for %s" % name
+        try:
+            library_calls.check_callable(node, out, values)
+        except Unsupported as e:
+            return "no translation for %s (%s)" % (name, e)
     if name in VIEW_OPS and analysis.shares_written_memory(node):
         return "may share memory with a tensor written in place; a " \
                "region's copy would not see the write"
-    out = values.get(node)
-    if isinstance(out, (tuple, list)) and name in TUPLE_OPS:
+    if isinstance(out, (tuple, list)) and _library_tuple(node, out, values):
+        out = out[library_calls.read_returns(node)[0]]
+    elif isinstance(out, (tuple, list)) and name in TUPLE_OPS:
         # A tuple of pieces: fine when only getitems read it.
         if not out or not all(_plain_tensor(p) for p in out):
             return "its pieces are not plain tensors of a supported dtype"
@@ -342,6 +348,12 @@ def _support_reason(node, values, reasons, analysis, devices=()):
                 v = values[a]
                 if isinstance(v, torch.Tensor):
                     return define(v)
+                if isinstance(v, (tuple, list)) and \
+                        _library_tuple(a, v, values):
+                    kept = library_calls.read_returns(a)
+                    return library_calls.LibraryResults(
+                        define(p) if i in kept else None
+                        for i, p in enumerate(v))
                 if isinstance(v, (tuple, list)) and v and all(
                         isinstance(p, torch.Tensor) for p in v):
                     return tuple(define(p) for p in v)  # split pieces
@@ -350,13 +362,26 @@ def _support_reason(node, values, reasons, analysis, devices=()):
             kwargs = torch.fx.node.map_aggregate(node.kwargs, arg)
             r = translate_checked(ctx, node, list(args), dict(kwargs))
             for piece in (r if isinstance(r, tuple) else (r,)):
-                fd.add_output(piece)
+                if piece is not None:  # a return nothing reads
+                    fd.add_output(piece)
     except Unsupported as e:
         return str(e)
     except Exception as e:  # noqa: BLE001 (any failure leaves it to eager)
         return "rejected: %s: %s" % (type(e).__name__,
                                      _first_line(e)[:100])
     return None
+
+
+def _library_tuple(node, out, values):
+    """Whether out is the tuple of an ATen call (library_calls.py) that
+    getitems alone read."""
+    if op_name(node) in TUPLE_OPS:
+        return False
+    try:
+        library_calls.check_callable(node, out, values)
+        return bool(library_calls.read_returns(node))
+    except Unsupported:
+        return False
 
 
 def _first_line(e):

@@ -26,7 +26,7 @@ import torch
 
 from ..values import Tensor
 from .._C import DataType
-from . import composite, elementwise, indexing
+from . import composite, elementwise, indexing, library_calls
 from .elementwise import _cast_tensor, _nv, _out_dtype, _scalar_ok
 from .schema import Unsupported, normalize
 
@@ -233,8 +233,13 @@ def _getitem(ctx, node, p):
     x, index = p["self"], p["index"]
     if isinstance(x, tuple):
         src = node.args[0]
-        if not (isinstance(index, int) and op_name(src) in TUPLE_OPS):
+        library = isinstance(x, library_calls.LibraryResults)
+        if not (isinstance(index, int) and
+                (library or op_name(src) in TUPLE_OPS)):
             raise Unsupported("getitem of a tuple of %s" % op_name(src))
+        if x[index] is None:
+            raise Unsupported("getitem of a result %s does not keep" %
+                              op_name(src))
         return x[index]  # one piece of a split, one result of var_mean...
     if not isinstance(x, Tensor):
         raise Unsupported("getitem of a non-tensor")
@@ -537,15 +542,27 @@ def is_mutating_name(name):
 
 
 def translate_node(ctx, node, args, kwargs):
-    """The handler's value for one node (no checks against PyTorch)."""
+    """The handler's value for one node (no checks against PyTorch); an
+    ATen operator without one (or whose handler refuses these arguments)
+    is called as it is (library_calls.py) when it can be."""
     name = op_name(node)
     handler = TABLE.get(name)
     if handler is None:
-        raise Unsupported("no translation for %s" % name)
-    p = normalize(node, args, kwargs, ctx.value_of)
-    if p.get("out") is not None or p.get("inplace") is True:
-        raise Unsupported("writes to a tensor (out= or inplace=True)")
-    return handler(ctx, node, p)
+        try:
+            return library_calls.translate(ctx, node, args, kwargs)
+        except Unsupported as e:
+            raise Unsupported("no translation for %s (%s)" % (name, e)) \
+                from None
+    try:
+        p = normalize(node, args, kwargs, ctx.value_of)
+        if p.get("out") is not None or p.get("inplace") is True:
+            raise Unsupported("writes to a tensor (out= or inplace=True)")
+        return handler(ctx, node, p)
+    except Unsupported as refused:
+        try:
+            return library_calls.translate(ctx, node, args, kwargs)
+        except Unsupported:
+            raise refused from None
 
 
 def _kind(dtype):
@@ -583,7 +600,10 @@ def translate_checked(ctx, node, args, kwargs):
     if isinstance(r, tuple):
         if not isinstance(want, (tuple, list)) or len(want) != len(r):
             raise Unsupported("%s gave %d pieces" % (what, len(r)))
-        return tuple(_conform(ctx, x, w, what) for x, w in zip(r, want))
+        pieces = tuple(x if x is None else _conform(ctx, x, w, what)
+                       for x, w in zip(r, want))
+        return library_calls.LibraryResults(pieces) \
+            if isinstance(r, library_calls.LibraryResults) else pieces
     return _conform(ctx, r, want, what)
 
 

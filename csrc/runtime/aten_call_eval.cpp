@@ -1,0 +1,128 @@
+#include "runtime/aten_call_eval.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <string>
+
+#include "analysis/tensor_shape.h"
+#include "exceptions.h"
+#include "runtime/runtime_args.h"
+
+namespace nvfuser {
+
+namespace {
+c10::OperatorHandle lookup(const AtenCallOp& e) {
+  auto handle = c10::Dispatcher::singleton().findSchema(
+      {e.operatorName(), e.overloadName()});
+  NVF_CHECK(handle.has_value(), "aten_call: this PyTorch has no operator ",
+            e.op());
+  const c10::FunctionSchema& schema = handle->schema();
+  // Fusion values are immutable and results are fresh tensors: an operator
+  // that writes to an argument or returns a view of one cannot be called.
+  bool aliases = false;
+  for (const c10::Argument& a : schema.arguments()) {
+    aliases = aliases || a.alias_info();
+  }
+  for (const c10::Argument& r : schema.returns()) {
+    aliases = aliases || r.alias_info();
+  }
+  NVF_CHECK(!aliases, "aten_call: ", e.op(),
+            " writes to an argument or returns a view of one");
+  return *handle;
+}
+
+c10::IValue inputValue(const AtenCallOp& e, int64_t k, const at::Tensor& t,
+                       const c10::Argument& schemaArg) {
+  if (e.input(static_cast<size_t>(k))->isTensor() ||
+      schemaArg.type()->kind() == c10::TypeKind::TensorType) {
+    return t;
+  }
+  return c10::IValue(t.item());  // a fusion scalar, held as a 0-dim tensor
+}
+
+c10::IValue constantValue(const AtenCallArg& a,
+                          const c10::Argument& schemaArg) {
+  switch (a.kind) {
+    case AtenCallArg::Kind::None:
+      // Eager PyTorch takes None for a Tensor argument as an undefined
+      // tensor (traced graphs pass it so).
+      if (schemaArg.type()->kind() == c10::TypeKind::TensorType) {
+        return at::Tensor();
+      }
+      return c10::IValue();
+    case AtenCallArg::Kind::Bool:
+      return a.boolValue;
+    case AtenCallArg::Kind::Int:
+      return a.intValue;
+    case AtenCallArg::Kind::Double:
+      return a.doubleValue;
+    case AtenCallArg::Kind::IntList:
+      return c10::IValue(a.ints);
+    case AtenCallArg::Kind::String:
+      return c10::IValue(a.text);
+    case AtenCallArg::Kind::Input:
+      break;
+  }
+  NVF_THROW(Internal, "aten_call: unhandled argument kind");
+}
+
+std::vector<c10::IValue> argumentStack(const AtenCallOp& e,
+                                       const c10::FunctionSchema& schema,
+                                       const std::vector<at::Tensor>& in) {
+  const auto& params = schema.arguments();
+  NVF_CHECK(e.args().size() <= params.size(), "aten_call: ", e.op(), " takes ",
+            params.size(), " arguments, got ", e.args().size());
+  std::vector<c10::IValue> stack;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (i < e.args().size()) {
+      const AtenCallArg& a = e.args()[i];
+      stack.push_back(a.kind == AtenCallArg::Kind::Input
+                          ? inputValue(e, a.input,
+                                       in.at(static_cast<size_t>(a.input)),
+                                       params[i])
+                          : constantValue(a, params[i]));
+      continue;
+    }
+    NVF_CHECK(params[i].default_value().has_value(), "aten_call: ", e.op(),
+              " needs argument '", params[i].name(), "'");
+    stack.push_back(*params[i].default_value());
+  }
+  return stack;
+}
+
+at::Tensor keptResult(const AtenCallOp& e, size_t r,
+                      const std::vector<c10::IValue>& returned) {
+  const AtenCallResult& res = e.results()[r];
+  const std::string what = "aten_call " + e.op() + ": return " +
+                           std::to_string(res.returnIndex) + " (" +
+                           e.output(r)->ref() + ")";
+  NVF_CHECK_KIND(res.returnIndex < static_cast<int64_t>(returned.size()),
+                 Runtime, what, " does not exist: the operator returned ",
+                 returned.size(), " values");
+  const c10::IValue& v = returned[static_cast<size_t>(res.returnIndex)];
+  NVF_CHECK_KIND(v.isTensor() && v.toTensor().defined(), Runtime, what,
+                 " is not a tensor");
+  at::Tensor t = v.toTensor();
+  NVF_CHECK_KIND(t.scalar_type() == toAtenType(res.dtype), Runtime, what,
+                 " is ", c10::toString(t.scalar_type()), ", declared ",
+                 toString(res.dtype));
+  const std::vector<int64_t> want = concreteShape(e.output(r)->asTensor());
+  NVF_CHECK_KIND(t.sizes().vec() == want, Runtime, what, " has sizes ",
+                 t.sizes(), ", declared ", c10::IntArrayRef(want));
+  return t;
+}
+}  // namespace
+
+std::vector<at::Tensor> evalAtenCall(const AtenCallOp& e,
+                                     const std::vector<at::Tensor>& in) {
+  c10::OperatorHandle op = lookup(e);
+  std::vector<c10::IValue> stack = argumentStack(e, op.schema(), in);
+  op.callBoxed(&stack);
+  std::vector<at::Tensor> kept;
+  for (size_t r = 0; r < e.results().size(); ++r) {
+    kept.push_back(keptResult(e, r, stack));
+  }
+  return kept;
+}
+
+}  // namespace nvfuser

@@ -1,0 +1,117 @@
+"""ATen operators with no translation run inside regions as ``aten_call``s.
+
+Attention (``_scaled_dot_product_*_attention`` and their backwards), the
+embedding's backward and any other functional ATen operator the
+translator has no handler for (or whose handler refuses the arguments)
+become one ``fd.ops.aten_call`` each: an ``expr_eval`` segment that calls
+the operator through PyTorch's dispatcher, as eager does, so the ops
+around it stay in one region instead of being split at it.
+
+An operator qualifies when it is an OpOverload that writes to nothing and
+returns no view (its schema has no alias annotations), every tensor
+argument is a value of the region, and the results the graph reads are
+plain tensors on the device of its tensor arguments (or 0-dim CPU
+tensors, as attention's dropout seed; CPU scalar arguments are passed as
+they are). A non-tensor return the graph reads, such as attention's
+``max_q``, cannot be kept: such a node stays in eager.
+Results no getitem reads are not kept at all.
+"""
+
+import operator
+
+import torch
+
+from .schema import Unsupported
+
+
+class LibraryResults(tuple):
+    """The results of a multi-return call: a Tensor where the graph reads
+    the return, None where it does not."""
+
+
+def _overload(node):
+    t = node.target
+    if node.op != "call_function" or not isinstance(t, torch._ops.OpOverload):
+        raise Unsupported("not an ATen operator")
+    schema = t._schema
+    if any(a.alias_info is not None
+           for a in list(schema.arguments) + list(schema.returns)):
+        raise Unsupported("%s writes to or returns a view of an argument" %
+                          schema.name)
+    return t
+
+
+def read_returns(node):
+    """Indices of the returns of a multi-return node that getitems read;
+    Unsupported when something else reads the tuple."""
+    kept = set()
+    for u in node.users:
+        if not (u.op == "call_function" and u.target is operator.getitem and
+                isinstance(u.args[1], int)):
+            raise Unsupported("its results are read by %s, not getitem" %
+                              u.name)
+        kept.add(u.args[1])
+    return sorted(kept)
+
+
+def _cpu_scalar(v):
+    return isinstance(v, torch.Tensor) and v.dim() == 0 and \
+        v.device.type == "cpu"
+
+
+def _plain(v, device):
+    """A strided tensor of a supported dtype on `device`, or a 0-dim CPU
+    tensor (flash and cuDNN attention return their dropout seed so)."""
+    from .translator import SUPPORTED_DTYPES
+    return (isinstance(v, torch.Tensor) and v.layout == torch.strided and
+            v.dtype in SUPPORTED_DTYPES and
+            (v.device == device or _cpu_scalar(v)) and
+            all(isinstance(s, int) for s in v.shape))
+
+
+def check_callable(node, value, values):
+    """Unsupported unless node can run as an aten_call: a functional
+    OpOverload whose kept results are plain tensors on the device of its
+    tensor arguments."""
+    op = _overload(node)
+    devices = {values[a].device for a in node.all_input_nodes
+               if isinstance(values.get(a), torch.Tensor) and
+               not _cpu_scalar(values[a])}
+    if len(devices) != 1:
+        raise Unsupported("an ATen call needs tensor arguments on one device")
+    device = devices.pop()
+    if len(op._schema.returns) == 1:
+        kept = {0: value}
+    else:
+        if not isinstance(value, (tuple, list)):
+            raise Unsupported("%s returned no tuple" % op._schema.name)
+        kept = {i: value[i] for i in read_returns(node) if i < len(value)}
+    for i, v in kept.items():
+        if not _plain(v, device):
+            raise Unsupported("return %d of %s is not a plain tensor of a "
+                              "supported dtype on %s" % (
+                                  i, op._schema.name, device))
+    return op
+
+
+def translate(ctx, node, args, kwargs):
+    """The node as one fd.ops.aten_call: a Tensor, or LibraryResults."""
+    from .elementwise import _nv
+    value = ctx.value_of(node)
+    op = check_callable(node, value, ctx.values)
+    multi = len(op._schema.returns) > 1
+    kept = read_returns(node) if multi else [0]
+    results = []
+    for i in kept:
+        v = value[i] if multi else value
+        results.append((i, _nv(v.dtype), [int(s) for s in v.shape]))
+    try:
+        outs = ctx.fd.ops.aten_call(op, list(args), results, dict(kwargs))
+    except (TypeError, ValueError) as e:
+        raise Unsupported(str(e)) from None
+    if not multi:
+        return outs[0]
+    pieces = [None] * len(value)
+    for i, t in zip(kept, outs):
+        pieces[i] = t
+    return LibraryResults(pieces)
