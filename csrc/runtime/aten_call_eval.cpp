@@ -31,13 +31,25 @@ c10::OperatorHandle lookup(const AtenCallOp& e) {
   return *handle;
 }
 
+c10::IValue hostValue(const ScalarValue& v) {
+  if (const auto* b = std::get_if<bool>(&v)) {
+    return *b;
+  }
+  if (const auto* i = std::get_if<int64_t>(&v)) {
+    return *i;
+  }
+  return std::get<double>(v);
+}
+
 c10::IValue inputValue(const AtenCallOp& e, int64_t k, const at::Tensor& t,
+                       const std::optional<ScalarValue>& host,
                        const c10::Argument& schemaArg) {
   if (e.input(static_cast<size_t>(k))->isTensor() ||
       schemaArg.type()->kind() == c10::TypeKind::TensorType) {
     return t;
   }
-  return c10::IValue(t.item());  // a fusion scalar, held as a 0-dim tensor
+  // A fusion scalar: its host value, else the 0-dim tensor's.
+  return host.has_value() ? hostValue(*host) : c10::IValue(t.item());
 }
 
 c10::IValue constantValue(const AtenCallArg& a,
@@ -66,9 +78,10 @@ c10::IValue constantValue(const AtenCallArg& a,
   NVF_THROW(Internal, "aten_call: unhandled argument kind");
 }
 
-std::vector<c10::IValue> argumentStack(const AtenCallOp& e,
-                                       const c10::FunctionSchema& schema,
-                                       const std::vector<at::Tensor>& in) {
+std::vector<c10::IValue> argumentStack(
+    const AtenCallOp& e, const c10::FunctionSchema& schema,
+    const std::vector<at::Tensor>& in,
+    const std::vector<std::optional<ScalarValue>>& scalars) {
   const auto& params = schema.arguments();
   NVF_CHECK(e.args().size() <= params.size(), "aten_call: ", e.op(), " takes ",
             params.size(), " arguments, got ", e.args().size());
@@ -76,11 +89,11 @@ std::vector<c10::IValue> argumentStack(const AtenCallOp& e,
   for (size_t i = 0; i < params.size(); ++i) {
     if (i < e.args().size()) {
       const AtenCallArg& a = e.args()[i];
-      stack.push_back(a.kind == AtenCallArg::Kind::Input
-                          ? inputValue(e, a.input,
-                                       in.at(static_cast<size_t>(a.input)),
-                                       params[i])
-                          : constantValue(a, params[i]));
+      stack.push_back(
+          a.kind == AtenCallArg::Kind::Input
+              ? inputValue(e, a.input, in.at(static_cast<size_t>(a.input)),
+                           scalars.at(static_cast<size_t>(a.input)), params[i])
+              : constantValue(a, params[i]));
       continue;
     }
     NVF_CHECK(params[i].default_value().has_value(), "aten_call: ", e.op(),
@@ -113,10 +126,11 @@ at::Tensor keptResult(const AtenCallOp& e, size_t r,
 }
 }  // namespace
 
-std::vector<at::Tensor> evalAtenCall(const AtenCallOp& e,
-                                     const std::vector<at::Tensor>& in) {
+std::vector<at::Tensor> evalAtenCall(
+    const AtenCallOp& e, const std::vector<at::Tensor>& in,
+    const std::vector<std::optional<ScalarValue>>& scalars) {
   c10::OperatorHandle op = lookup(e);
-  std::vector<c10::IValue> stack = argumentStack(e, op.schema(), in);
+  std::vector<c10::IValue> stack = argumentStack(e, op.schema(), in, scalars);
   op.callBoxed(&stack);
   std::vector<at::Tensor> kept;
   for (size_t r = 0; r < e.results().size(); ++r) {

@@ -18,6 +18,23 @@ void AtenEvaluator::bind(const Val* v, const RuntimeArg& arg) {
   NVF_ASSERT(arg.scalar.has_value(), "scalar input without a value");
   at::Tensor t = scalarTensor(*arg.scalar, v->dtype(), device_);
   values_[v] = t;
+  boundScalars_[v] = *arg.scalar;
+}
+
+std::vector<std::optional<ScalarValue>> AtenEvaluator::hostScalars(
+    const Expr* e) const {
+  std::vector<std::optional<ScalarValue>> out;
+  for (const Val* v : e->inputs()) {
+    auto it = boundScalars_.find(v);
+    if (it != boundScalars_.end()) {
+      out.emplace_back(it->second);
+    } else if (!v->isTensor() && v->asScalar()->isConst()) {
+      out.push_back(v->asScalar()->value());
+    } else {
+      out.emplace_back(std::nullopt);
+    }
+  }
+  return out;
 }
 
 void AtenEvaluator::bindTensor(const Val* v, at::Tensor t) {
@@ -48,7 +65,7 @@ void AtenEvaluator::evaluate(const Expr* e) {
       return;
     }
     if (const auto* call = exprAs<AtenCallOp>(e)) {
-      std::vector<at::Tensor> outs = evalAtenCall(*call, in);
+      std::vector<at::Tensor> outs = evalAtenCall(*call, in, hostScalars(e));
       for (size_t k = 0; k < outs.size(); ++k) {
         values_[e->output(k)] = std::move(outs[k]);
       }

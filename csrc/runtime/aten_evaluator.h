@@ -5,6 +5,7 @@
 
 #include <ATen/ATen.h>
 
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -34,9 +35,14 @@ class AtenEvaluator {
  private:
   at::Tensor compute(const Expr* e, const std::vector<at::Tensor>& in);
 
+  // Host values of scalar inputs and constants (nullopt when unknown):
+  // aten_call passes them as numbers without reading the device.
+  std::vector<std::optional<ScalarValue>> hostScalars(const Expr* e) const;
+
   at::Device device_;
   // Scalars are held as 0-dim tensors on the evaluation device.
   std::unordered_map<const Val*, at::Tensor> values_;
+  std::unordered_map<const Val*, ScalarValue> boundScalars_;
 };
 
 }  // namespace nvfuser

@@ -451,6 +451,22 @@ class FusionDefinition:
                 args[0], results)
         return apply_specs(self._output_specs, results, args[0])
 
+    def _execute_plain(self, inputs):
+        """execute(inputs) without its per-call Python checks, for callers
+        that built the definition themselves (the FX backend's regions):
+        no runtime shapes, no user segments, outputs without alias_input
+        or stride_order; anything else takes the full path."""
+        plain = getattr(self, "_plain_execute", None)
+        if plain is None:
+            plain = self._plain_execute = (
+                not dynamic.is_dynamic(self) and not self.segments and
+                self._fusion.num_outputs() > 0 and
+                all(s.alias_index is None and s.stride_order is None
+                    for s in self._output_specs))
+        if not plain:
+            return self.execute(inputs)
+        return self._fusion.execute(inputs, [], [], _current_stream(inputs))
+
     def _profiled_segments(self):
         if self.segments:
             # Each segment's definition ran as a fusion of its own.

@@ -199,7 +199,7 @@ def test_region_failure_falls_back_to_eager_with_a_warning():
 
     def broken(*_a, **_k):
         raise RuntimeError("simulated compiler failure")
-    region.fd.execute = broken
+    region.fd._execute_plain = broken
     with pytest.warns(UserWarning, match="simulated compiler failure"):
         outs = c(*inputs)
     for o, r in zip(outs, m(*inputs)):
