@@ -34,6 +34,16 @@ CudaDriver::CudaDriver() {
   bind(handle_, "cuGetErrorString", cuGetErrorString_);
   bind(handle_, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
        cuOccupancyMaxActiveBlocksPerMultiprocessor_);
+  bind(handle_, "cuEventCreate", cuEventCreate_);
+  bind(handle_, "cuEventRecord", cuEventRecord_);
+  bind(handle_, "cuEventSynchronize", cuEventSynchronize_);
+  bind(handle_, "cuEventDestroy_v2", cuEventDestroy_);
+  // _v2 from CUDA 12.8 on; the first version before.
+  if (dlsym(handle_, "cuEventElapsedTime_v2") != nullptr) {
+    bind(handle_, "cuEventElapsedTime_v2", cuEventElapsedTime_);
+  } else {
+    bind(handle_, "cuEventElapsedTime", cuEventElapsedTime_);
+  }
   check(cuInit_(0), "cuInit");
 }
 
@@ -147,6 +157,27 @@ void CudaDriver::launch(CUfunction f, unsigned grid, unsigned block,
   check(cuLaunchKernel_(f, grid, 1, 1, block, 1, 1, 0, stream, args.data(),
                         nullptr),
         "cuLaunchKernel");
+}
+
+CUevent CudaDriver::recordEvent(int device, CUstream stream) {
+  ensureContext(device);
+  CUevent e = nullptr;
+  check(cuEventCreate_(&e, CU_EVENT_DEFAULT), "cuEventCreate");
+  check(cuEventRecord_(e, stream), "cuEventRecord");
+  return e;
+}
+
+float CudaDriver::elapsedMs(CUevent start, CUevent end) {
+  check(cuEventSynchronize_(end), "cuEventSynchronize");
+  float ms = 0;
+  check(cuEventElapsedTime_(&ms, start, end), "cuEventElapsedTime");
+  return ms;
+}
+
+void CudaDriver::destroyEvent(CUevent e) {
+  if (e != nullptr) {
+    cuEventDestroy_(e);
+  }
 }
 
 }  // namespace nvfuser

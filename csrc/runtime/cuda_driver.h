@@ -37,6 +37,11 @@ class CudaDriver {
   void unloadModule(int device, CUmodule module);
   void launch(CUfunction f, unsigned grid, unsigned block, CUstream stream,
               std::vector<void*>& args);
+  // A new event recorded on `stream` (destroy it with destroyEvent).
+  CUevent recordEvent(int device, CUstream stream);
+  // Milliseconds between two recorded events; waits for `end`.
+  float elapsedMs(CUevent start, CUevent end);
+  void destroyEvent(CUevent e);
 
  private:
   CudaDriver();
@@ -61,6 +66,11 @@ class CudaDriver {
                               unsigned, unsigned, unsigned, unsigned, CUstream,
                               void**, void**) = nullptr;
   CUresult (*cuGetErrorString_)(CUresult, const char**) = nullptr;
+  CUresult (*cuEventCreate_)(CUevent*, unsigned) = nullptr;
+  CUresult (*cuEventRecord_)(CUevent, CUstream) = nullptr;
+  CUresult (*cuEventSynchronize_)(CUevent) = nullptr;
+  CUresult (*cuEventElapsedTime_)(float*, CUevent, CUevent) = nullptr;
+  CUresult (*cuEventDestroy_)(CUevent) = nullptr;
   CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor_)(int*, CUfunction,
                                                            int,
                                                            size_t) = nullptr;

@@ -87,7 +87,8 @@ FusionExecutorCache::Entry& FusionExecutorCache::lookup(
 }
 
 std::vector<at::Tensor> FusionExecutorCache::run(
-    const std::vector<RuntimeArg>& args, const Options& options, void* stream) {
+    const std::vector<RuntimeArg>& args, const Options& options, void* stream,
+    std::vector<double>* segmentMs) {
   NVF_CHECK(args.size() == fusion_->inputs().size(), "execute: the fusion has ",
             fusion_->inputs().size(), " inputs but ", args.size(),
             " were given");
@@ -98,8 +99,15 @@ std::vector<at::Tensor> FusionExecutorCache::run(
   // Gathers launched earlier report out-of-range indices only now.
   device_index_errors::throwIfSet("before this call");
   Entry& entry = lookup(args, options, /*isRun=*/true);
+  std::unique_ptr<SegmentTimer> timer;
+  if (segmentMs != nullptr) {
+    timer = std::make_unique<SegmentTimer>(device, stream);
+  }
   std::vector<at::Tensor> out =
-      entry.runtime->run(args, device, stream, options);
+      entry.runtime->run(args, device, stream, options, timer.get());
+  if (timer) {
+    *segmentMs = timer->millis();
+  }
   if (device.is_cuda() && options.enabled("sync_index_checks")) {
     CudaDriver::get().synchronize(device.has_index() ? device.index() : 0);
     device_index_errors::throwIfSet("by this call");

@@ -28,8 +28,11 @@ class FusionExecutorCache {
       : fusion_(std::move(fusion)) {}
 
   // stream: the caller's CUDA stream (nullptr: the default stream).
+  // segmentMs: when given, filled with each segment's time in ms (CUDA
+  // events on a GPU, host time on the CPU), in run order.
   std::vector<at::Tensor> run(const std::vector<RuntimeArg>& args,
-                              const Options& options, void* stream = nullptr);
+                              const Options& options, void* stream = nullptr,
+                              std::vector<double>* segmentMs = nullptr);
   // Segments for these args (without running) and returns the generated
   // kernels' sources, each compiled with NVRTC for arch.
   std::vector<std::string> cudaCodeFor(const std::vector<RuntimeArg>& args,

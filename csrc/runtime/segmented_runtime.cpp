@@ -87,7 +87,7 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
 
 std::vector<at::Tensor> SegmentedRuntime::run(
     const std::vector<RuntimeArg>& args, at::Device device, void* stream,
-    const Options& options) {
+    const Options& options, SegmentTimer* timer) {
   const Fusion& complete = segmented_->completeFusion();
   std::unordered_map<const Val*, RuntimeArg> values;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -102,10 +102,16 @@ std::vector<at::Tensor> SegmentedRuntime::run(
                  " was not computed");
       segArgs.push_back(it->second);
     }
+    if (timer != nullptr) {
+      timer->begin();
+    }
     std::vector<at::Tensor> outs =
         device.is_cuda() && kernels_[g]
             ? kernels_[g]->run(segArgs, device, stream, options)
             : AtenEvaluator::run(*seg.fusion, segArgs, device);
+    if (timer != nullptr) {
+      timer->end();
+    }
     for (size_t k = 0; k < outs.size(); ++k) {
       values[seg.outputs[k]] = RuntimeArg::fromTensor(std::move(outs[k]));
     }

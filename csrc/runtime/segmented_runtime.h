@@ -10,6 +10,7 @@
 #include "options.h"
 #include "runtime/pointwise_kernel.h"
 #include "runtime/runtime_args.h"
+#include "runtime/segment_timer.h"
 #include "segmenter/segment_extractor.h"
 #include "segmenter/segmented_fusion.h"
 
@@ -25,9 +26,11 @@ class SegmentedRuntime {
 
   // On a CUDA device, pointwise groups run as generated kernels on
   // `stream`; every other group runs through ATen on the device.
+  // With a timer, each segment's work is timed (execute(profile=True)).
   std::vector<at::Tensor> run(const std::vector<RuntimeArg>& args,
                               at::Device device, void* stream,
-                              const Options& options);
+                              const Options& options,
+                              SegmentTimer* timer = nullptr);
   // The generated kernel of each group (nullptr where there is none).
   const std::vector<std::unique_ptr<PointwiseKernel>>& kernels() const {
     return kernels_;

@@ -339,6 +339,19 @@ void bindFusion(py::module_& m) {
              return cache.run(call.args, call.options,
                               reinterpret_cast<void*>(stream));
            })
+      // execute with each segment's time in ms (execute(profile=True)).
+      .def("execute_timed",
+           [](PyFusion& self, const py::list& inputs,
+              const std::vector<std::string>& enable,
+              const std::vector<std::string>& disable, uint64_t stream) {
+             FusionExecutorCache& cache = self.cache();
+             CallSetup call = prepareCall(cache, inputs, enable, disable);
+             py::gil_scoped_release release;
+             std::vector<double> ms;
+             std::vector<at::Tensor> out = cache.run(
+                 call.args, call.options, reinterpret_cast<void*>(stream), &ms);
+             return std::make_pair(out, ms);
+           })
       .def("cuda_code_for",
            [](PyFusion& self, const py::list& inputs, const std::string& arch,
               const std::vector<std::string>& enable,

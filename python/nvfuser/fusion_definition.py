@@ -427,11 +427,17 @@ class FusionDefinition:
         if save_repro_inputs or print_repro:
             self._repro_inputs = introspection.reproducers(args[0])
 
+        segment_ms = []
+
         def run():
             if self.segments:
                 return segmentation.execute_segments(
                     self, args[0], device=device,
                     _enable_options=args[1], _disable_options=args[2])
+            if profile:
+                out, segment_ms[:] = self._fusion.execute_timed(
+                    *args, _current_stream(args[0]))
+                return out
             return self._fusion.execute(*args, _current_stream(args[0]))
 
         self._debug_output = None
@@ -448,7 +454,7 @@ class FusionDefinition:
             results, host_ms, device_ms = results
             self._profile = introspection.FusionProfile(
                 self._id, self._profiled_segments(), host_ms, device_ms,
-                args[0], results)
+                args[0], results, segment_ms)
         return apply_specs(self._output_specs, results, args[0])
 
     def _execute_plain(self, inputs):

@@ -123,12 +123,14 @@ def _one_line(text):
 class KernelProfile:
     """One segment of a profiled execute."""
 
-    def __init__(self, segment_id, scheduler, name):
+    def __init__(self, segment_id, scheduler, name, time_ms=None):
         self.segment_id = segment_id
         self.scheduler = scheduler
         self.name = name
-        # Per-kernel times need device timers this runtime does not keep.
-        self.time_ms = None
+        # The segment's time: CUDA events around its work on the stream on
+        # a GPU (kernel or ATen calls), host time on the CPU; None for
+        # definitions split by segment().
+        self.time_ms = time_ms
 
     def __repr__(self):
         return "KernelProfile(segment_id=%d, scheduler=%r)" % (
@@ -141,14 +143,16 @@ class FusionProfile:
     bytes in and out, and one KernelProfile per segment."""
 
     def __init__(self, fusion_id, segmentation, host_ms, device_ms, inputs,
-                 outputs):
+                 outputs, segment_ms=None):
         groups = segmentation["groups"] if segmentation else []
+        times = segment_ms if segment_ms and \
+            len(segment_ms) == len(groups) else [None] * len(groups)
         self.fusion_id = fusion_id
         self.segments = len(groups)
         self.kernel_profiles = [
             KernelProfile(i, g["scheduler"], "%s_g%d" % (g["scheduler"],
-                                                           g["id"]))
-            for i, g in enumerate(groups)]
+                                                           g["id"]), t)
+            for i, (g, t) in enumerate(zip(groups, times))]
         self.host_time_ms = host_ms
         self.cuda_evt_time_ms = device_ms
         self.kernel_time_ms = device_ms

@@ -321,6 +321,10 @@ def test_profile():
     assert [k.scheduler for k in prof.kernel_profiles] == \
         [g["scheduler"] for g in groups]
     assert prof.host_time_ms > 0
+    # Each segment's own time (host time on the CPU), within the whole.
+    times = [k.time_ms for k in prof.kernel_profiles]
+    assert all(t is not None and t >= 0 for t in times), times
+    assert sum(times) <= prof.host_time_ms
     assert prof.input_bytes == x.numel() * 4
     assert prof.output_bytes == (4 + 24) * 4
 

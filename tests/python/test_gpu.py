@@ -464,3 +464,22 @@ def test_attention_and_embedding_backward_as_aten_calls_on_gpu(backend):
     torch.testing.assert_close(got_lse, ref[1])
     ir = fd.last_scheduled_fusion_ir()
     assert "expr_eval" in ir and "pointwise" in ir, ir
+
+
+def test_profile_times_each_segment_with_cuda_events():
+    # execute(profile=True) on the GPU: every segment's time from events on
+    # the stream; together no more than the whole execute's.
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], dtype=DataType.Float)
+        e = fd.ops.exp(x)
+        fd.add_output(fd.ops.sum(fd.ops.mul(e, 2.0), [1]))
+        fd.add_output(fd.ops.matmul(e, fd.ops.permute(e, [1, 0])))
+    x = torch.randn(256, 512, device="cuda")
+    fd.execute([x])
+    fd.execute([x], profile=True)
+    prof = fd.profile()
+    times = [k.time_ms for k in prof.kernel_profiles]
+    assert len(times) == prof.segments >= 2
+    assert all(t is not None and t > 0 for t in times), times
+    assert sum(times) <= prof.cuda_evt_time_ms * 1.05 + 0.05, (
+        times, prof.cuda_evt_time_ms)
