@@ -420,6 +420,25 @@ def _slim(m):
     return m
 
 
+def host_profile(step, rows, what):
+    """Prints where the host's time of 10 steps goes (cProfile, by own
+    time and by cumulative time): what keeps the GPU waiting."""
+    import cProfile
+    import io
+    import pstats
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(10):
+        step()
+    prof.disable()
+    for key in ("tottime", "cumtime"):
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats(key).print_stats(rows)
+        print("[host_profile] %s by %s (10 steps)\n%s" % (what, key,
+                                                         out.getvalue()),
+              flush=True)
+
+
 def run_case(name, backend, base, ids, a, ref, tracker, cuda):
     """One model through one backend; `ref` holds eager's loss, gradients
     and logits (filled by the eager case)."""
@@ -477,6 +496,9 @@ def run_case(name, backend, base, ids, a, ref, tracker, cuda):
         if a.breakdown and cuda:
             stage = "train breakdown"
             r["breakdown"] = kernel_breakdown(step, reps=3)[:a.breakdown]
+        if a.host_profile and backend != "eager":
+            stage = "host profile"
+            host_profile(step, a.host_profile, "%s %s" % (name, backend))
         if a.launchers and cuda and backend == "nvfuser":
             stage = "train launchers"
             for k, op, shapes, chain in kernel_launchers(
@@ -872,7 +894,7 @@ def child_argv(a, model, json_path, md_path):
             "--dynamic-backends", ",".join(a.dynamic_backends),
             "--warmup", str(a.warmup), "--kernel-reps", str(a.kernel_reps),
             "--breakdown", str(a.breakdown), "--device", a.device,
-            "--launchers", a.launchers]
+            "--launchers", a.launchers, "--host-profile", str(a.host_profile)]
     for k in SIZES["full"]:
         argv += ["--" + k.replace("_", "-"), str(getattr(a, k))]
     if a.capture:
@@ -943,6 +965,9 @@ def parse(argv=None):
     p.add_argument("--dynamic", action="store_true",
                    help="then a train step at batch+1, seq/2")
     p.add_argument("--dynamic-backends", default="nvfuser")
+    p.add_argument("--host-profile", type=int, default=0, metavar="ROWS",
+                   help="print cProfile's top ROWS functions of 10 compiled "
+                        "train steps")
     p.add_argument("--launchers", default="", metavar="PATTERNS",
                    help="comma-separated kernel name parts: print the ATen "
                    "op (with input shapes) that launched each such kernel "
