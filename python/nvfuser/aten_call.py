@@ -88,35 +88,80 @@ def _arguments(name, schema, args, kwargs):
     return values, params
 
 
+_INT_TYPES = (DataType.Int, DataType.Int32)
+_FLOAT_TYPES = (DataType.Double, DataType.Float, DataType.Half,
+                DataType.BFloat16)
+
+
+def _number(v, kinds):
+    """v is a Python number or fusion scalar of one of kinds ("bool",
+    "int", "float")."""
+    if isinstance(v, Scalar):
+        return ("bool" in kinds and v.dtype == DataType.Bool) or \
+            ("int" in kinds and v.dtype in _INT_TYPES) or \
+            ("float" in kinds and v.dtype in _FLOAT_TYPES)
+    if isinstance(v, bool):
+        return "bool" in kinds
+    if isinstance(v, int):
+        return "int" in kinds
+    return isinstance(v, float) and "float" in kinds
+
+
+def _accepts(type_name, v):
+    """Whether v can be passed for an argument of the schema type."""
+    t = type_name
+    for pre, post in (("Optional[", "]"), ("", "?")):
+        if t.startswith(pre) and t.endswith(post) and len(t) > len(
+                pre + post) and (pre or post):
+            if v is None:
+                return True
+            t = t[len(pre):len(t) - len(post)]
+            break
+    if t == "Tensor":
+        return isinstance(v, Tensor) or v is None
+    if t in ("int", "SymInt"):
+        return _number(v, ("int",))
+    if t == "float":
+        return _number(v, ("int", "float"))
+    if t == "bool":
+        return _number(v, ("bool",))
+    if t in ("Scalar", "number"):
+        return _number(v, ("bool", "int", "float"))
+    if t.startswith(("List[int]", "List[SymInt]", "int[", "SymInt[")):
+        return (isinstance(v, int) and not isinstance(v, bool)) or (
+            isinstance(v, (list, tuple)) and all(
+                isinstance(x, int) and not isinstance(x, bool) for x in v))
+    if t == "str":
+        return isinstance(v, str)
+    return False
+
+
 def _flat_argument(fd, name, param, v, inputs):
     """(kind, value) for the core; fusion values join `inputs`."""
     what = "aten_call: %s argument '%s'" % (name, param.name)
-    if isinstance(v, Tensor) and not _is_tensor_type(param):
-        raise TypeError("%s is a %s, got a Tensor" % (what, _type_name(param)))
-    if isinstance(v, Scalar) and _is_tensor_type(param):
-        raise TypeError("%s is a Tensor, got a scalar" % what)
+    type_name = _type_name(param)
+    if not _accepts(type_name, v):
+        got = v.dtype.name + " scalar" if isinstance(v, Scalar) else \
+            "a Tensor" if isinstance(v, Tensor) else repr(v)
+        raise TypeError("%s is %s, got %s (arguments of the fusion: Tensor, "
+                        "numbers, bool, lists of ints, str, None)" %
+                        (what, type_name, got))
     if isinstance(v, (Tensor, Scalar)):
         inputs.append(fd._unwrap(v, what))
         return ("input", len(inputs) - 1)
-    if _is_tensor_type(param) and v is not None:
-        raise TypeError("%s must be a Tensor of the fusion or None, got %s" %
-                        (what, type(v).__name__))
     if v is None:
         return ("none", None)
     if isinstance(v, bool):
         return ("bool", v)
     if isinstance(v, int):
-        return ("int", v)
+        return ("int", v) if "[" not in type_name else ("ints", [v])
     if isinstance(v, float):
         return ("double", v)
-    if isinstance(v, (list, tuple)) and all(
-            isinstance(x, int) and not isinstance(x, bool) for x in v):
+    if isinstance(v, (list, tuple)):
         return ("ints", list(v))
-    if isinstance(v, str) and v.isprintable():
+    if v.isprintable():
         return ("str", v)
-    raise TypeError("%s: unsupported value %r (fusion values, None, bool, "
-                    "int, float, lists of ints and printable strings)" %
-                    (what, v))
+    raise TypeError("%s: the string %r is not printable" % (what, v))
 
 
 def _flat_results(fd, name, schema, results, inputs):
