@@ -175,6 +175,7 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "launch_param",
       "ptxas_verbose",  // registers / spills of every compiled kernel
       "fx_partition",   // torch.compile / FX regions (Python side)
+      "host_time",      // host time of each execute, by segment kind
   };
   static const std::vector<std::string> kEnable = {
       "kernel_profile",

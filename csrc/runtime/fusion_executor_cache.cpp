@@ -3,6 +3,8 @@
 #include <fcntl.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <iostream>
 
 #include "compiler/private_files.h"
@@ -98,7 +100,14 @@ std::vector<at::Tensor> FusionExecutorCache::run(
   }
   // Gathers launched earlier report out-of-range indices only now.
   device_index_errors::throwIfSet("before this call");
+  const auto start = std::chrono::steady_clock::now();
   Entry& entry = lookup(args, options, /*isRun=*/true);
+  if (options.dump("host_time")) {
+    std::printf("[host_time] input signature lookup %.1f us\n",
+                std::chrono::duration<double, std::micro>(
+                    std::chrono::steady_clock::now() - start)
+                    .count());
+  }
   std::unique_ptr<SegmentTimer> timer;
   if (segmentMs != nullptr) {
     timer = std::make_unique<SegmentTimer>(device, stream);

@@ -8,6 +8,7 @@
 #include "analysis/tensor_shape.h"
 #include "exceptions.h"
 #include "runtime/aten_evaluator.h"
+#include "runtime/host_times.h"
 
 namespace nvfuser {
 
@@ -93,8 +94,10 @@ std::vector<at::Tensor> SegmentedRuntime::run(
   for (size_t i = 0; i < args.size(); ++i) {
     values.emplace(complete.inputs()[i], args[i]);
   }
+  HostTimes hostTimes(options.dump("host_time"));
   for (size_t g = 0; g < segments_.size(); ++g) {
     const ExtractedSegment& seg = segments_[g];
+    HostTimes::Scope scope(hostTimes, segmented_->groups()[g].scheduler);
     std::vector<RuntimeArg> segArgs;
     for (const Val* v : seg.inputs) {
       auto it = values.find(v);
@@ -119,6 +122,7 @@ std::vector<at::Tensor> SegmentedRuntime::run(
       values.erase(v);
     }
   }
+  hostTimes.print();
   std::vector<at::Tensor> result;
   for (const Val* o : complete.outputs()) {
     auto it = values.find(o);

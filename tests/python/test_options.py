@@ -43,3 +43,26 @@ def test_dump_enabled_refuses_names_that_are_not_options(monkeypatch):
     assert not _C.dump_enabled("fx_partition")
     with pytest.raises(ValueError, match="unknown option 'fx_partitions'"):
         _C.dump_enabled("fx_partitions")
+
+
+def test_host_time_dump_prints_each_segment_kind(monkeypatch, capfd):
+    import re
+    from nvfuser import DataType, FusionDefinition
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], dtype=DataType.Float)
+        e = fd.ops.exp(x)
+        fd.add_output(fd.ops.sum(e, [1]))
+        fd.add_output(fd.ops.matmul(e, e))
+    monkeypatch.setenv("NVFUSER_DUMP", "host_time")
+    x = torch.randn(8, 8)
+    fd.execute([x])
+    capfd.readouterr()
+    outs = fd.execute([x])
+    torch.testing.assert_close(outs[1], x.exp() @ x.exp())
+    out = capfd.readouterr().out
+    assert re.search(r"\[host_time\] input signature lookup [0-9.]+ us", out)
+    line = re.search(r"\[host_time\] [0-9.]+ us in segments:(.*)", out)
+    assert line, out
+    kinds = re.findall(r"(\w+) (\d+) x [0-9.]+ us", line.group(1))
+    assert sorted(k for k, _ in kinds) == ["expr_eval", "pointwise",
+                                           "reduction"], out
