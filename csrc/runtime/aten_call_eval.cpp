@@ -2,7 +2,9 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "analysis/tensor_shape.h"
 #include "exceptions.h"
@@ -11,7 +13,7 @@
 namespace nvfuser {
 
 namespace {
-c10::OperatorHandle lookup(const AtenCallOp& e) {
+c10::OperatorHandle findOperator(const AtenCallOp& e) {
   auto handle = c10::Dispatcher::singleton().findSchema(
       {e.operatorName(), e.overloadName()});
   NVF_CHECK(handle.has_value(), "aten_call: this PyTorch has no operator ",
@@ -29,6 +31,22 @@ c10::OperatorHandle lookup(const AtenCallOp& e) {
   NVF_CHECK(!aliases, "aten_call: ", e.op(),
             " writes to an argument or returns a view of one");
   return *handle;
+}
+
+// ATen's own operators are found and checked once (a call is on every
+// step); others each time: a library registered from Python may be gone.
+c10::OperatorHandle lookup(const AtenCallOp& e) {
+  if (e.op().rfind("aten::", 0) != 0) {
+    return findOperator(e);
+  }
+  static std::mutex mutex;
+  static std::unordered_map<std::string, c10::OperatorHandle> found;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = found.find(e.op());
+  if (it == found.end()) {
+    it = found.emplace(e.op(), findOperator(e)).first;
+  }
+  return it->second;
 }
 
 c10::IValue hostValue(const ScalarValue& v) {

@@ -202,3 +202,24 @@ def test_input_forwarding_backs_off_for_the_call_only():
     assert "g1 expr_eval inputs=['T1'] outputs=['T2']" in segments
     assert "g2 pointwise inputs=['T0'] outputs=['T3']" in segments
     assert "(forwarded) T1_l_float" in segments, segments
+
+
+def test_an_operator_registered_from_python_and_removed_raises():
+    # A library defined from Python can go away: the next execute raises,
+    # it does not call a stale operator.
+    import gc
+    lib = torch.library.Library("nvf_test_gone", "DEF")
+    lib.define("twice(Tensor a) -> Tensor")
+    lib.impl("twice", lambda a: a * 2, "CompositeExplicitAutograd")
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1], dtype=DataType.Float)
+        (y,) = fd.ops.aten_call("nvf_test_gone::twice", [x],
+                                results=[(0, DataType.Float, [(x, 0)])])
+        fd.add_output(y)
+    torch.testing.assert_close(fd.execute([torch.ones(3)])[0],
+                               torch.full((3,), 2.0))
+    del lib
+    gc.collect()
+    with pytest.raises(ValueError, match="has no operator "
+                                         "nvf_test_gone::twice"):
+        fd.execute([torch.ones(3)])
