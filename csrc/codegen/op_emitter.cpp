@@ -59,6 +59,9 @@ std::string literal(const ScalarValue& v, DataType t) {
     text = "(int64_t)" + std::to_string(*i) + "LL";
     from = DataType::Int;
   } else {
+    NVF_ASSERT(std::holds_alternative<double>(v),
+               "a complex constant reached a generated kernel (ops on "
+               "complex values are expr_eval segments)");
     double d = std::get<double>(v);
     char buf[64];
     std::snprintf(buf, sizeof(buf), "%.17g", d);
@@ -150,6 +153,8 @@ std::string predicateExpr(UnaryOpType op, DataType t, const std::string& x) {
       return fp ? "(" + x + " == " + infinity(t) + ")" : "false";
     case UnaryOpType::IsNegInf:
       return fp ? "(" + x + " == -" + infinity(t) + ")" : "false";
+    case UnaryOpType::IsReal:  // a real operand (complex ones use ATen)
+      return "true";
     case UnaryOpType::Signbit:  // the bit itself: -0.0 and -NaN too
       if (t == DataType::Float) {
         return "((__float_as_uint(" + x + ") >> 31) != 0u)";
@@ -172,6 +177,7 @@ bool isPredicate(UnaryOpType op) {
     case UnaryOpType::IsNegInf:
     case UnaryOpType::IsPosInf:
     case UnaryOpType::Signbit:
+    case UnaryOpType::IsReal:
       return true;
     default:
       return false;

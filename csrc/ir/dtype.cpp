@@ -92,6 +92,25 @@ bool isReducedFloat(DataType d) {
   return d == DataType::Half || d == DataType::BFloat16;
 }
 
+DataType complexTypeOf(DataType d) {
+  if (isComplexType(d)) {
+    return d;
+  }
+  return d == DataType::Double ? DataType::ComplexDouble
+                               : DataType::ComplexFloat;
+}
+
+DataType realTypeOf(DataType d) {
+  switch (d) {
+    case DataType::ComplexFloat:
+      return DataType::Float;
+    case DataType::ComplexDouble:
+      return DataType::Double;
+    default:
+      return d;
+  }
+}
+
 int typeCategory(DataType d) {
   if (d == DataType::Bool) {
     return 0;
@@ -111,6 +130,12 @@ DataType promoteTypes(DataType a, DataType b) {
   }
   int ca = typeCategory(a);
   int cb = typeCategory(b);
+  if (isComplexType(a) || isComplexType(b)) {
+    // torch: the complex type wide enough for both components.
+    const bool wide =
+        realTypeOf(a) == DataType::Double || realTypeOf(b) == DataType::Double;
+    return wide ? DataType::ComplexDouble : DataType::ComplexFloat;
+  }
   if (ca != cb) {
     return ca > cb ? a : b;
   }
@@ -125,9 +150,6 @@ DataType promoteTypes(DataType a, DataType b) {
 }
 
 void checkSupportedDataType(DataType dtype, const std::string& what) {
-  NVF_CHECK_KIND(!isComplexType(dtype), NotImplemented, what,
-                 ": complex data types (", toString(dtype),
-                 ") are not supported by this compiler");
   NVF_CHECK_KIND(dtype != DataType::Null, Type, what,
                  ": DataType.Null is not a valid element type");
 }

@@ -29,16 +29,21 @@ bool isFloatingType(DataType dtype);
 bool isIntegralType(DataType dtype);  // Int, Int32 (not Bool)
 bool isComplexType(DataType dtype);
 bool isReducedFloat(DataType dtype);  // Half, BFloat16
+// The complex type of a real one, as torch pairs them: Double gives
+// ComplexDouble, every other type ComplexFloat; complex types are kept.
+DataType complexTypeOf(DataType dtype);
+// The component type of a complex type (ComplexFloat: Float); others kept.
+DataType realTypeOf(DataType dtype);
 
 // Category used by type promotion: Bool < Integral < Floating < Complex.
 int typeCategory(DataType dtype);
 
 // Promotes two tensor dtypes the way PyTorch does for tensors of equal
-// standing (the wider type of the higher category wins).
+// standing (the wider type of the higher category wins; a complex type
+// with Double is ComplexDouble, as torch.promote_types).
 DataType promoteTypes(DataType a, DataType b);
 
-// Throws a TypeError naming `what` if dtype is complex or Null: complex
-// arithmetic is not supported by this compiler.
+// Throws a TypeError naming `what` if dtype is Null (no element type).
 void checkSupportedDataType(DataType dtype, const std::string& what);
 
 }  // namespace nvfuser

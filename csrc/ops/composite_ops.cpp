@@ -24,6 +24,9 @@ Scalar* zeroOf(Fusion& f, DataType t) {
   if (t == DataType::Bool) {
     return f.newScalar(t, ScalarValue(false));
   }
+  if (isComplexType(t)) {
+    return f.newScalar(t, ScalarValue(std::complex<double>(0.0, 0.0)));
+  }
   if (isFloatingType(t)) {
     return f.newScalar(t, ScalarValue(0.0));
   }
@@ -126,7 +129,9 @@ TensorView* cumsum(TensorView* in, int64_t dim) {
   // torch takes dim 0 or -1 for a 0-dim tensor.
   const int64_t d =
       normalizeDim(dim, std::max<int64_t>(in->nDims(), 1), "cumsum");
-  const DataType t = isFloatingType(in->dtype()) ? in->dtype() : DataType::Int;
+  const DataType t = isFloatingType(in->dtype()) || isComplexType(in->dtype())
+                         ? in->dtype()
+                         : DataType::Int;
   TensorView* out = f->newTensor(in->noReductions(), t);
   f->addExpr<ScanOp>(out, in, d);
   return out;
@@ -137,9 +142,10 @@ void checkScatterSrc(TensorView* arg, TensorView* index, Val* src) {
   const char* op = "scatter";
   if (!src->isTensor()) {
     NVF_CHECK_KIND(
-        !(isFloatingType(src->dtype()) && !isFloatingType(arg->dtype())), Type,
-        op, ": a floating scalar src ", valDescription(src),
-        " cannot be written into ", valDescription(arg));
+        typeCategory(src->dtype()) <= std::max(typeCategory(arg->dtype()), 1),
+        Type, op, ": a ", isComplexType(src->dtype()) ? "complex" : "floating",
+        " scalar src ", valDescription(src), " cannot be written into ",
+        valDescription(arg));
     return;
   }
   TensorView* s = src->asTensor();

@@ -266,6 +266,9 @@ TensorView* pad(TensorView* in, const std::vector<int64_t>& padWidths,
     value = f->newScalar(in->dtype(), ScalarValue(int64_t(0)));
   }
   NVF_CHECK(!value->isTensor(), "pad: value must be a scalar");
+  NVF_CHECK_KIND(!isComplexType(value->dtype()) || isComplexType(in->dtype()),
+                 Type, "pad: a complex value ", valDescription(value),
+                 " cannot pad ", valDescription(in));
   NVF_CHECK(value->fusion() == f, "pad: value belongs to another fusion");
   std::vector<std::pair<int64_t, int64_t>> widths(rank, {0, 0});
   for (size_t p = 0; p < padWidths.size() / 2; ++p) {

@@ -178,7 +178,7 @@ class FusionDefinition:
                     "FusionDefinition that was discarded after an exception"
                     % (what, value.name))
             return value._val
-        if isinstance(value, (bool, int, float)):
+        if isinstance(value, (bool, int, float, complex)):
             return self.define_scalar(value)._val
         if value is None:
             raise TypeError("%s: an operand is None" % what)
@@ -277,6 +277,8 @@ class FusionDefinition:
                 dtype = DataType.Int
             elif isinstance(value, float):
                 dtype = DataType.Double
+            elif isinstance(value, complex):
+                dtype = DataType.ComplexDouble
             else:
                 raise TypeError("define_scalar: unsupported value of type %s"
                                 % type(value).__name__)

@@ -1,5 +1,7 @@
 """fd.ops: nvFuser's op namespace, mapped onto the compiler's builders."""
 
+import warnings
+
 from . import _C, dynamic
 from ._C import DataType
 from ._validate import check_int, check_int_list
@@ -81,7 +83,13 @@ class Ops:
         if not isinstance(dtype, DataType):
             raise TypeError("cast: dtype must be a DataType, got %r" %
                             (dtype,))
-        return self._call("cast", _cops.cast, self._val(x, "cast"), dtype)
+        val = self._val(x, "cast")
+        if val.dtype in _COMPLEX_TYPES and dtype not in _COMPLEX_TYPES:
+            # nvFuser and torch warn here; the result is the real part.
+            warnings.warn("cast: casting %s to %s discards the imaginary "
+                          "part" % (val.dtype.name, dtype.name), UserWarning,
+                          stacklevel=3)
+        return self._call("cast", _cops.cast, val, dtype)
 
     def where(self, cond, a, b):
         return self._call("where", _cops.where, self._val(cond, "where"),
@@ -109,7 +117,8 @@ class Ops:
     def truediv(self, a, b):
         """Division that computes integers in floating point."""
         a, b = self._val(a, "truediv"), self._val(b, "truediv")
-        if a.dtype not in _FLOAT_TYPES and b.dtype not in _FLOAT_TYPES:
+        inexact = _FLOAT_TYPES + _COMPLEX_TYPES
+        if a.dtype not in inexact and b.dtype not in inexact:
             a = _cops.cast(a, DataType.Float)
         return self._call("truediv", _cops.binary, "div", a, b)
 
@@ -345,6 +354,7 @@ class Ops:
 _FLOAT_TYPES = (DataType.Double, DataType.Float, DataType.Half,
                 DataType.BFloat16)
 _INT_TYPES = (DataType.Int, DataType.Int32)
+_COMPLEX_TYPES = (DataType.ComplexFloat, DataType.ComplexDouble)
 
 
 def _make_unary(name):
