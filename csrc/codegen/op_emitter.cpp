@@ -23,14 +23,35 @@ std::string cudaType(DataType t) {
       return "int";
     case DataType::Bool:
       return "bool";
+    case DataType::Float8_e4m3fn:
+      return "nvf_e4m3";
+    case DataType::Float8_e5m2:
+      return "nvf_e5m2";
     default:
       NVF_THROW(NotImplemented, "no CUDA type for ", toString(t));
   }
 }
 
+namespace {
+const char* float8Name(DataType t) {
+  return t == DataType::Float8_e4m3fn ? "e4m3" : "e5m2";
+}
+}  // namespace
+
 std::string castExpr(DataType from, DataType to, const std::string& e) {
   if (from == to) {
     return e;
+  }
+  // Float8 values go through Float both ways, as torch's conversions do
+  // (a Double is rounded to Float first).
+  if (isFloat8Type(from)) {
+    return castExpr(
+        DataType::Float, to,
+        std::string("nvf_") + float8Name(from) + "_to_f(" + e + ")");
+  }
+  if (isFloat8Type(to)) {
+    return std::string("nvf_f_to_") + float8Name(to) + "(" +
+           castExpr(from, DataType::Float, e) + ")";
   }
   if (from == DataType::Half || from == DataType::BFloat16) {
     std::string f =

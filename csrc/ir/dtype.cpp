@@ -24,6 +24,10 @@ const char* toString(DataType dtype) {
       return "ComplexFloat";
     case DataType::ComplexDouble:
       return "ComplexDouble";
+    case DataType::Float8_e4m3fn:
+      return "Float8_e4m3fn";
+    case DataType::Float8_e5m2:
+      return "Float8_e5m2";
     case DataType::Null:
       return "Null";
   }
@@ -50,6 +54,10 @@ const char* shortName(DataType dtype) {
       return "cfloat";
     case DataType::ComplexDouble:
       return "cdouble";
+    case DataType::Float8_e4m3fn:
+      return "e4m3";
+    case DataType::Float8_e5m2:
+      return "e5m2";
     case DataType::Null:
       return "null";
   }
@@ -69,6 +77,8 @@ int64_t dataTypeSize(DataType dtype) {
     case DataType::BFloat16:
       return 2;
     case DataType::Bool:
+    case DataType::Float8_e4m3fn:
+    case DataType::Float8_e5m2:
       return 1;
     case DataType::ComplexDouble:
       return 16;
@@ -90,6 +100,9 @@ bool isComplexType(DataType d) {
 }
 bool isReducedFloat(DataType d) {
   return d == DataType::Half || d == DataType::BFloat16;
+}
+bool isFloat8Type(DataType d) {
+  return d == DataType::Float8_e4m3fn || d == DataType::Float8_e5m2;
 }
 
 DataType complexTypeOf(DataType d) {
@@ -118,7 +131,7 @@ int typeCategory(DataType d) {
   if (isIntegralType(d)) {
     return 1;
   }
-  if (isFloatingType(d)) {
+  if (isFloatingType(d) || isFloat8Type(d)) {
     return 2;
   }
   return 3;

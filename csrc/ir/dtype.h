@@ -17,6 +17,10 @@ enum class DataType {
   Bool,
   ComplexFloat,
   ComplexDouble,
+  // 8-bit floats (storage only: casts and data movement). e4m3fn has no
+  // infinity (an overflow is NaN, as torch converts), e5m2 has one.
+  Float8_e4m3fn,
+  Float8_e5m2,
   Null,
 };
 
@@ -29,6 +33,9 @@ bool isFloatingType(DataType dtype);
 bool isIntegralType(DataType dtype);  // Int, Int32 (not Bool)
 bool isComplexType(DataType dtype);
 bool isReducedFloat(DataType dtype);  // Half, BFloat16
+// Float8_e4m3fn, Float8_e5m2 (not floating types for arithmetic: casts and
+// data movement only).
+bool isFloat8Type(DataType dtype);
 // The complex type of a real one, as torch pairs them: Double gives
 // ComplexDouble, every other type ComplexFloat; complex types are kept.
 DataType complexTypeOf(DataType dtype);

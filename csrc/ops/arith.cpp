@@ -6,7 +6,7 @@
 #include <variant>
 
 #include "exceptions.h"
-#include "ops/complex_rules.h"
+#include "ops/dtype_rules.h"
 #include "ops/op_utils.h"
 #include "ops/shape_ops.h"
 
@@ -118,6 +118,7 @@ void checkScalarValue(DataType dtype, const ScalarValue& value,
 Scalar* defineScalar(Fusion& f, DataType dtype,
                      std::optional<ScalarValue> value) {
   checkSupportedDataType(dtype, "define_scalar");
+  refuseFloat8Type("define_scalar", dtype);
   if (value.has_value()) {
     checkScalarValue(dtype, *value, "define_scalar");
   }
@@ -215,7 +216,7 @@ bool isBoolPredicate(UnaryOpType op) {
   }
 }
 
-// Complex operands (complex_rules.h): predicates give Bool, abs and the
+// Complex operands (dtype_rules.h): predicates give Bool, abs and the
 // parts give the real type, the rest keep the complex type.
 DataType complexUnaryOutputType(UnaryOpType op, DataType in) {
   NVF_CHECK_KIND(unaryTakesComplex(op), Type, toString(op),
@@ -340,6 +341,7 @@ Val* unaryOp(UnaryOpType op, Val* in) {
     // scalar).
     return in->isTensor() ? set(in) : in;
   }
+  refuseFloat8(toString(op), {in});
   DataType outType = unaryOutputType(op, in->dtype());
   Val* out = newOutputLike(f, {in}, outType, toString(op));
   f->addExpr<UnaryOp>(op, out, in);
@@ -445,6 +447,7 @@ BinaryTypes binaryTypes(BinaryOpType op, DataType promoted, const Val* a,
 Val* binaryOp(BinaryOpType op, Val* a, Val* b) {
   const std::string name = toString(op);
   Fusion* f = commonFusion({a, b}, name);
+  refuseFloat8(name, {a, b});
   std::vector<Val*> operands = alignRanks({a, b});
   BinaryTypes types = binaryTypes(op, promoteOperands(operands), a, b);
   Val* out = newOutputLike(f, operands, types.out, name);
@@ -457,6 +460,7 @@ Val* ternary(TernaryOpType op, Val* a, Val* b, Val* c, DataType compute,
              DataType outType) {
   const std::string name = toString(op);
   Fusion* f = commonFusion({a, b, c}, name);
+  refuseFloat8(name, {a, b, c});
   std::vector<Val*> operands = alignRanks({a, b, c});
   Val* out = newOutputLike(f, operands, outType, name);
   f->addExpr<TernaryOp>(op, compute, out, operands[0], operands[1],
@@ -519,6 +523,7 @@ Val* addcmul(Val* in, Val* t1, Val* t2, Val* value) {
 TensorView* full(Fusion& f, const std::vector<int64_t>& shape, Val* fillValue,
                  DataType dtype) {
   checkSupportedDataType(dtype, "full");
+  refuseFloat8Type("full", dtype);
   NVF_CHECK(fillValue != nullptr && !fillValue->isTensor(),
             "full: fill_value must be a scalar");
   commonFusion({fillValue}, "full");

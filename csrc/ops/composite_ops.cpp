@@ -5,6 +5,7 @@
 
 #include "exceptions.h"
 #include "ops/arith.h"
+#include "ops/dtype_rules.h"
 #include "ops/op_utils.h"
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
@@ -91,6 +92,7 @@ std::vector<Val*> expandWelford(const WelfordOp& w, TensorView* x) {
 
 TensorView* triu(TensorView* in, int64_t diagonal) {
   Fusion* f = commonFusion({in}, "triu");
+  refuseFloat8("triu", {in});
   checkSupportedType(in, "triu");
   NVF_CHECK(in->nDims() >= 2, "triu: input must have rank >= 2, got ",
             valDescription(in));
@@ -125,6 +127,7 @@ std::tuple<TensorView*, TensorView*, TensorView*> welford(
 
 TensorView* cumsum(TensorView* in, int64_t dim) {
   Fusion* f = commonFusion({in}, "cumsum");
+  refuseFloat8("cumsum", {in});
   checkSupportedType(in, "cumsum");
   // torch takes dim 0 or -1 for a 0-dim tensor.
   const int64_t d =
@@ -171,6 +174,7 @@ void checkScatterSrc(TensorView* arg, TensorView* index, Val* src) {
 TensorView* scatter(TensorView* arg, TensorView* index, Val* src, int64_t dim) {
   const char* op = "scatter";
   Fusion* f = commonFusion({arg, index, src}, op);
+  refuseFloat8(op, {arg, src});
   NVF_CHECK_KIND(
       index->dtype() == DataType::Int || index->dtype() == DataType::Int32,
       Type, op, ": the index ", valDescription(index), " must be Int or Int32");

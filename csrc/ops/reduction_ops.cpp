@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "exceptions.h"
-#include "ops/complex_rules.h"
+#include "ops/dtype_rules.h"
 #include "ops/op_utils.h"
 #include "ops/shape_ops.h"
 
@@ -101,6 +101,8 @@ TensorView* reduction(ReductionOpType op, TensorView* in,
   DataType outType =
       dtype == DataType::Null ? defaultReductionType(op, in->dtype()) : dtype;
   checkSupportedDataType(outType, name);
+  refuseFloat8(name, {in});
+  refuseFloat8Type(name, outType);
   if (op == ReductionOpType::Max || op == ReductionOpType::Min) {
     refuseComplex(name, {in}, "complex values have no order");
   }

@@ -7,6 +7,7 @@
 #include "ir/checked_arith.h"
 #include "ir/list_string.h"
 #include "ops/arith.h"
+#include "ops/dtype_rules.h"
 #include "ops/op_utils.h"
 
 namespace nvfuser {
@@ -255,6 +256,7 @@ TensorView* slice(TensorView* in, const std::vector<int64_t>& starts,
 TensorView* pad(TensorView* in, const std::vector<int64_t>& padWidths,
                 Val* value) {
   Fusion* f = commonFusion({in}, "pad");
+  refuseFloat8("pad", {in});
   std::vector<IterDomain> dom = in->noReductions();
   const int64_t rank = static_cast<int64_t>(dom.size());
   NVF_CHECK(padWidths.size() % 2 == 0, "pad: pad_widths must have an even ",
@@ -305,6 +307,7 @@ TensorView* cat(const std::vector<TensorView*>& ins, int64_t dim) {
   NVF_CHECK(!ins.empty(), "cat: needs at least one tensor");
   std::vector<Val*> vals(ins.begin(), ins.end());
   Fusion* f = commonFusion(vals, "cat");
+  refuseFloat8("cat", {vals.begin(), vals.end()});
   const int64_t rank = ins[0]->nDims();
   int64_t d = normalizeDim(dim, rank, "cat");
   std::vector<IterDomain> out = ins[0]->noReductions();

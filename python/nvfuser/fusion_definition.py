@@ -25,6 +25,23 @@ _TORCH_TO_DTYPE = {
     torch.complex64: DataType.ComplexFloat,
     torch.complex128: DataType.ComplexDouble,
 }
+# torch >= 2.1 has Float8 tensors; the DataType members exist regardless.
+_FLOAT8 = {"float8_e4m3fn": DataType.Float8_e4m3fn,
+           "float8_e5m2": DataType.Float8_e5m2}
+for _torch_name, _dtype in _FLOAT8.items():
+    if hasattr(torch, _torch_name):
+        _TORCH_TO_DTYPE[getattr(torch, _torch_name)] = _dtype
+
+
+def check_torch_has(dtype, what):
+    """TypeError when this torch has no tensors of `dtype` (Float8 before
+    torch 2.1): such a tensor could be neither passed nor returned."""
+    for torch_name, float8 in _FLOAT8.items():
+        if dtype == float8 and not hasattr(torch, torch_name):
+            raise TypeError(
+                "%s: DataType.%s tensors need torch >= 2.1 (torch.%s); this "
+                "is torch %s" % (what, dtype.name, torch_name,
+                                 torch.__version__))
 
 
 def torch_dtype_to_nvfuser_dtype(dtype):
@@ -242,6 +259,7 @@ class FusionDefinition:
         if not isinstance(dtype, DataType):
             raise TypeError("define_tensor: dtype must be a DataType, got %r"
                             % (dtype,))
+        check_torch_has(dtype, "define_tensor")
         val = self._fusion.define_tensor(
             shape, contiguity_to_logical(contiguity, stride_order), dtype,
             stride_order, bool(is_cpu))

@@ -84,6 +84,9 @@ class Ops:
             raise TypeError("cast: dtype must be a DataType, got %r" %
                             (dtype,))
         val = self._val(x, "cast")
+        if val.is_tensor:
+            from .fusion_definition import check_torch_has
+            check_torch_has(dtype, "cast")
         if val.dtype in _COMPLEX_TYPES and dtype not in _COMPLEX_TYPES:
             # nvFuser and torch warn here; the result is the real part.
             warnings.warn("cast: casting %s to %s discards the imaginary "

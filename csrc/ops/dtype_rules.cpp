@@ -1,4 +1,4 @@
-#include "ops/complex_rules.h"
+#include "ops/dtype_rules.h"
 
 #include "exceptions.h"
 #include "ops/op_utils.h"
@@ -67,6 +67,22 @@ void refuseComplex(const std::string& op,
     NVF_CHECK_KIND(v == nullptr || !isComplexType(v->dtype()), Type, op,
                    ": complex operands are not supported (", why, "), got ",
                    valDescription(v));
+  }
+}
+
+void refuseFloat8Type(const std::string& op, DataType dtype) {
+  NVF_CHECK_KIND(!isFloat8Type(dtype), Type, op, ": ", toString(dtype),
+                 " values are storage only (casts, copies and views); cast "
+                 "to Float first");
+}
+
+void refuseFloat8(const std::string& op,
+                  const std::vector<const Val*>& operands) {
+  for (const Val* v : operands) {
+    NVF_CHECK_KIND(v == nullptr || !isFloat8Type(v->dtype()), Type, op, ": ",
+                   valDescription(v),
+                   " holds storage-only Float8 values (casts, copies and "
+                   "views take them); cast to Float first");
   }
 }
 
