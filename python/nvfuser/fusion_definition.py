@@ -126,6 +126,7 @@ class FusionDefinition:
         # Runtime shapes (dynamic.py): every top-level call, whether ops
         # wait for execute, and the concrete definitions per shaping value.
         self._trace = []
+        self._extents = {}  # id(tensor input) -> its extents() scalars
         self._recording = False
         self._deferred = False
         self._concrete = {}
@@ -549,6 +550,12 @@ class FusionDefinition:
     def inputs(self):
         """The fusion inputs (Tensor and Scalar), in definition order."""
         return list(self._inputs)
+
+    def extents(self):
+        """The runtime sizes of the tensor inputs' dims, in input order, as
+        Int scalars usable in this definition's shapes and size
+        arithmetic (each is fd.ops.size(t, dim=d))."""
+        return dynamic.extents(self)
 
     def outputs(self):
         """The fusion outputs, in add_output order."""

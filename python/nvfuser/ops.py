@@ -223,6 +223,25 @@ class Ops:
         """The runtime size of arg's dim, an Int scalar."""
         raise AssertionError("size: deferred by dynamic.recorded")
 
+    def tensor_sizes(self, arg):
+        """The runtime sizes of arg, a list of Int scalars (one per dim)."""
+        raise AssertionError("tensor_sizes: deferred by dynamic.recorded")
+
+    def at(self, vector, index):
+        """Entry `index` of a Vector of sizes (negative indices count from
+        the end), an Int scalar. A Vector of runtime sizes (fd.ops.shape,
+        define_vector(n)) gives a runtime scalar (dynamic.py defers it);
+        one of constants gives a constant."""
+        self._fd._check_defining("at")
+        vector, index = dynamic.at_arguments((vector, index), {})
+        entry = (vector.values if isinstance(vector, Vector) else
+                 list(vector))[index]
+        if isinstance(entry, Scalar):
+            self._fd._unwrap(entry, "at")
+            return entry
+        return self._fd.define_scalar(check_int(entry, "at: entry %d" %
+                                                index), DataType.Int)
+
     # ---- indexing ---------------------------------------------------------
     def _gather(self, name, x, index, dim):
         return self._call(name, _cops.gather_op, name,
