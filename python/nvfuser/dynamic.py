@@ -3,6 +3,7 @@ every runtime size as a constant (nvFuser's concretization), once per
 distinct set of values that shape it; see dynamic_values.py."""
 
 import functools
+import math
 
 from ._C import DataType
 from ._validate import check_int
@@ -343,7 +344,19 @@ def _format(x, names):
     if isinstance(x, (_Deferred, _Value)):
         raise ValueError("print: %r was made outside this definition's "
                          "record" % (x,))
+    if isinstance(x, complex):
+        return "complex(%s, %s)" % (_float_literal(x.real),
+                                    _float_literal(x.imag))
+    if isinstance(x, float):
+        return _float_literal(x)
     return repr(x)
+
+
+def _float_literal(x):
+    """A float as Python reads it back (repr gives nan and inf, which are
+    no Python names)."""
+    text = repr(x)
+    return text if math.isfinite(x) else "float('%s')" % text
 
 
 def python_repro(fd):

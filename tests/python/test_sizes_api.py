@@ -140,3 +140,26 @@ def test_unused_extents_keep_a_definition_static():
     (out,) = fd.execute([x])
     assert torch.equal(out, x.exp())
     assert fd._concrete == {} and "size" not in repr(fd)
+
+
+def test_printed_dynamic_definitions_spell_special_numbers():
+    # A dynamic definition prints its record: inf, nan and complex numbers
+    # as Python reads them back.
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1], contiguity=[True],
+                              dtype=DataType.ComplexFloat)
+        (n,) = fd.ops.tensor_sizes(t0)
+        t1 = fd.ops.reshape(t0, [n])
+        t2 = fd.ops.add(t1, complex(0.1, float("nan")))
+        fd.add_output(fd.ops.real(t2))
+        fd.add_output(fd.ops.mul(fd.ops.real(t1), float("-inf")))
+    x = torch.tensor([1 + 1j, -2 - 2j, 3 - 1j], dtype=torch.complex64)
+    real, inf = fd.execute([x])
+    want = (x + complex(0.1, float("nan"))).real  # NaN: 1 * nan in torch
+    assert torch.equal(real.isnan(), want.isnan())
+    assert torch.equal(inf, x.real * float("-inf"))
+    text = repr(fd)
+    assert "complex(0.1, float('nan'))" in text and "float('-inf')" in text
+    for printed in run_printed(fd, [x]):
+        assert torch.equal(printed[0].isnan(), real.isnan())
+        assert torch.equal(printed[1], inf)
