@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "analysis/tensor_shape.h"
 #include "codegen/op_emitter.h"
@@ -51,28 +52,27 @@ std::string wrapper(const KernelSource& ks) {
          ks.name + "(" + params + "); });\n}\n";
 }
 
-// Compiles `source` with the host compiler (cached by source) and returns
-// its function `symbol`.
+// Compiles `source` with the host compiler into a shared object (once per
+// source) and returns its function `symbol`.
 void* loadSymbol(const std::string& source, const char* symbol) {
   static std::mutex mutex;
-  static std::map<size_t, void*> cache;
+  static std::map<size_t, void*> handles;
   std::lock_guard<std::mutex> lock(mutex);
   const size_t key = std::hash<std::string>()(source);
-  auto it = cache.find(key);
-  if (it != cache.end()) {
-    return it->second;
-  }
   const std::string base = "/tmp/nvf_emu_" + std::to_string(key);
-  std::ofstream(base + ".cpp") << source;
-  const std::string cmd = "c++ -std=c++17 -O1 -w -shared -fPIC -pthread " +
-                          base + ".cpp -o " + base + ".so 2> " + base + ".log";
-  NVF_CHECK_KIND(std::system(cmd.c_str()) == 0, Runtime,
-                 "emulated kernel did not compile, see ", base, ".log");
-  void* handle = dlopen((base + ".so").c_str(), RTLD_NOW | RTLD_LOCAL);
-  NVF_CHECK_KIND(handle != nullptr, Runtime, "dlopen: ", dlerror());
+  void*& handle = handles[key];
+  if (handle == nullptr) {
+    std::ofstream(base + ".cpp") << source;
+    const std::string cmd = "c++ -std=c++17 -O1 -w -shared -fPIC -pthread " +
+                            base + ".cpp -o " + base + ".so 2> " + base +
+                            ".log";
+    NVF_CHECK_KIND(std::system(cmd.c_str()) == 0, Runtime,
+                   "emulated kernel did not compile, see ", base, ".log");
+    handle = dlopen((base + ".so").c_str(), RTLD_NOW | RTLD_LOCAL);
+    NVF_CHECK_KIND(handle != nullptr, Runtime, "dlopen: ", dlerror());
+  }
   void* entry = dlsym(handle, symbol);
   NVF_CHECK_KIND(entry != nullptr, Runtime, "no ", symbol, " in ", base);
-  cache[key] = entry;
   return entry;
 }
 
