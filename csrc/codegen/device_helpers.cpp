@@ -66,6 +66,62 @@ __device__ __forceinline__ nvf_bf16 nvf_f2b(float f) {
 #endif
   return b;
 }
+// 8-bit floats, converted as torch's Float8 types convert: round to
+// nearest even; e4m3fn has no infinity, so a magnitude rounding past 448
+// (inf and NaN too) is NaN (0x7f), e5m2 rounds past 57344 to inf (0x7c)
+// and keeps NaN (0x7f); the sign is kept. In software on every
+// architecture: cvt.satfinite would saturate instead. mbits: mantissa
+// bits, bias: exponent bias, emax: exponent of the largest finite value.
+struct __align__(1) nvf_e4m3 { unsigned char x; };
+struct __align__(1) nvf_e5m2 { unsigned char x; };
+__device__ __forceinline__ float nvf_fp8_to_f(unsigned b, int mbits, int bias,
+                                              bool fn) {
+  const unsigned mag = b & 0x7fu, e = mag >> mbits;
+  const unsigned m = mag & ((1u << mbits) - 1u);
+  float r;
+  if (fn ? mag == 0x7fu : e == (0x7fu >> mbits)) {
+    r = __uint_as_float((fn || m != 0u) ? 0x7fc00000u : 0x7f800000u);
+  } else if (e == 0u) {  // subnormal: m steps of 2^(1 - bias - mbits)
+    r = ldexpf((float)m, 1 - bias - mbits);
+  } else {
+    r = ldexpf((float)(m | (1u << mbits)), (int)e - bias - mbits);
+  }
+  return __uint_as_float(__float_as_uint(r) | ((b & 0x80u) << 24));
+}
+__device__ __forceinline__ unsigned char nvf_f_to_fp8(float f, int mbits,
+                                                      int bias, int emax,
+                                                      bool fn) {
+  const unsigned u = __float_as_uint(f), sign = (u >> 24) & 0x80u;
+  const float a = __uint_as_float(u & 0x7fffffffu);
+  const unsigned top = fn ? 0x7eu : 0x7bu;  // the largest finite code
+  if (a != a) return (unsigned char)(sign | 0x7fu);
+  const int e = (int)((u >> 23) & 0xffu) - 127;
+  unsigned code = top + 1u;  // beyond the largest exponent: overflow
+  if (e < 1 - bias) {  // below the normals: multiples of the subnormal step
+    code = (unsigned)rintf(ldexpf(a, bias - 1 + mbits));
+  } else if (e <= emax) {  // rounds to [2^mbits, 2^(mbits + 1)]
+    code = ((unsigned)(e + bias) << mbits) +
+           (unsigned)rintf(ldexpf(a, mbits - e)) - (1u << mbits);
+  }
+  if (code > top) code = fn ? 0x7fu : 0x7cu;
+  return (unsigned char)(sign | code);
+}
+__device__ __forceinline__ float nvf_e4m3_to_f(nvf_e4m3 v) {
+  return nvf_fp8_to_f(v.x, 3, 7, true);
+}
+__device__ __forceinline__ nvf_e4m3 nvf_f_to_e4m3(float f) {
+  nvf_e4m3 r;
+  r.x = nvf_f_to_fp8(f, 3, 7, 8, true);
+  return r;
+}
+__device__ __forceinline__ float nvf_e5m2_to_f(nvf_e5m2 v) {
+  return nvf_fp8_to_f(v.x, 2, 15, false);
+}
+__device__ __forceinline__ nvf_e5m2 nvf_f_to_e5m2(float f) {
+  nvf_e5m2 r;
+  r.x = nvf_f_to_fp8(f, 2, 15, 15, false);
+  return r;
+}
 template <typename T>
 __device__ __forceinline__ T nvf_max(T a, T b) { return (a != a || a > b) ? a : b; }
 template <typename T>

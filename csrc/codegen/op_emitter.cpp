@@ -23,14 +23,35 @@ std::string cudaType(DataType t) {
       return "int";
     case DataType::Bool:
       return "bool";
+    case DataType::Float8_e4m3fn:
+      return "nvf_e4m3";
+    case DataType::Float8_e5m2:
+      return "nvf_e5m2";
     default:
       NVF_THROW(NotImplemented, "no CUDA type for ", toString(t));
   }
 }
 
+namespace {
+const char* float8Name(DataType t) {
+  return t == DataType::Float8_e4m3fn ? "e4m3" : "e5m2";
+}
+}  // namespace
+
 std::string castExpr(DataType from, DataType to, const std::string& e) {
   if (from == to) {
     return e;
+  }
+  // Float8 values go through Float both ways, as torch's conversions do
+  // (a Double is rounded to Float first).
+  if (isFloat8Type(from)) {
+    return castExpr(
+        DataType::Float, to,
+        std::string("nvf_") + float8Name(from) + "_to_f(" + e + ")");
+  }
+  if (isFloat8Type(to)) {
+    return std::string("nvf_f_to_") + float8Name(to) + "(" +
+           castExpr(from, DataType::Float, e) + ")";
   }
   if (from == DataType::Half || from == DataType::BFloat16) {
     std::string f =
@@ -59,6 +80,9 @@ std::string literal(const ScalarValue& v, DataType t) {
     text = "(int64_t)" + std::to_string(*i) + "LL";
     from = DataType::Int;
   } else {
+    NVF_ASSERT(std::holds_alternative<double>(v),
+               "a complex constant reached a generated kernel (ops on "
+               "complex values are expr_eval segments)");
     double d = std::get<double>(v);
     char buf[64];
     std::snprintf(buf, sizeof(buf), "%.17g", d);
@@ -150,6 +174,8 @@ std::string predicateExpr(UnaryOpType op, DataType t, const std::string& x) {
       return fp ? "(" + x + " == " + infinity(t) + ")" : "false";
     case UnaryOpType::IsNegInf:
       return fp ? "(" + x + " == -" + infinity(t) + ")" : "false";
+    case UnaryOpType::IsReal:  // a real operand (complex ones use ATen)
+      return "true";
     case UnaryOpType::Signbit:  // the bit itself: -0.0 and -NaN too
       if (t == DataType::Float) {
         return "((__float_as_uint(" + x + ") >> 31) != 0u)";
@@ -172,6 +198,7 @@ bool isPredicate(UnaryOpType op) {
     case UnaryOpType::IsNegInf:
     case UnaryOpType::IsPosInf:
     case UnaryOpType::Signbit:
+    case UnaryOpType::IsReal:
       return true;
     default:
       return false;

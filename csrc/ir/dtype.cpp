@@ -24,6 +24,10 @@ const char* toString(DataType dtype) {
       return "ComplexFloat";
     case DataType::ComplexDouble:
       return "ComplexDouble";
+    case DataType::Float8_e4m3fn:
+      return "Float8_e4m3fn";
+    case DataType::Float8_e5m2:
+      return "Float8_e5m2";
     case DataType::Null:
       return "Null";
   }
@@ -50,6 +54,10 @@ const char* shortName(DataType dtype) {
       return "cfloat";
     case DataType::ComplexDouble:
       return "cdouble";
+    case DataType::Float8_e4m3fn:
+      return "e4m3";
+    case DataType::Float8_e5m2:
+      return "e5m2";
     case DataType::Null:
       return "null";
   }
@@ -69,6 +77,8 @@ int64_t dataTypeSize(DataType dtype) {
     case DataType::BFloat16:
       return 2;
     case DataType::Bool:
+    case DataType::Float8_e4m3fn:
+    case DataType::Float8_e5m2:
       return 1;
     case DataType::ComplexDouble:
       return 16;
@@ -91,6 +101,28 @@ bool isComplexType(DataType d) {
 bool isReducedFloat(DataType d) {
   return d == DataType::Half || d == DataType::BFloat16;
 }
+bool isFloat8Type(DataType d) {
+  return d == DataType::Float8_e4m3fn || d == DataType::Float8_e5m2;
+}
+
+DataType complexTypeOf(DataType d) {
+  if (isComplexType(d)) {
+    return d;
+  }
+  return d == DataType::Double ? DataType::ComplexDouble
+                               : DataType::ComplexFloat;
+}
+
+DataType realTypeOf(DataType d) {
+  switch (d) {
+    case DataType::ComplexFloat:
+      return DataType::Float;
+    case DataType::ComplexDouble:
+      return DataType::Double;
+    default:
+      return d;
+  }
+}
 
 int typeCategory(DataType d) {
   if (d == DataType::Bool) {
@@ -99,7 +131,7 @@ int typeCategory(DataType d) {
   if (isIntegralType(d)) {
     return 1;
   }
-  if (isFloatingType(d)) {
+  if (isFloatingType(d) || isFloat8Type(d)) {
     return 2;
   }
   return 3;
@@ -111,6 +143,12 @@ DataType promoteTypes(DataType a, DataType b) {
   }
   int ca = typeCategory(a);
   int cb = typeCategory(b);
+  if (isComplexType(a) || isComplexType(b)) {
+    // torch: the complex type wide enough for both components.
+    const bool wide =
+        realTypeOf(a) == DataType::Double || realTypeOf(b) == DataType::Double;
+    return wide ? DataType::ComplexDouble : DataType::ComplexFloat;
+  }
   if (ca != cb) {
     return ca > cb ? a : b;
   }
@@ -125,9 +163,6 @@ DataType promoteTypes(DataType a, DataType b) {
 }
 
 void checkSupportedDataType(DataType dtype, const std::string& what) {
-  NVF_CHECK_KIND(!isComplexType(dtype), NotImplemented, what,
-                 ": complex data types (", toString(dtype),
-                 ") are not supported by this compiler");
   NVF_CHECK_KIND(dtype != DataType::Null, Type, what,
                  ": DataType.Null is not a valid element type");
 }

@@ -72,6 +72,9 @@ constexpr UnaryName kUnaryNames[] = {
     {UnaryOpType::IsNegInf, "isneginf"},
     {UnaryOpType::IsPosInf, "isposinf"},
     {UnaryOpType::Signbit, "signbit"},
+    {UnaryOpType::Real, "real"},
+    {UnaryOpType::Imag, "imag"},
+    {UnaryOpType::IsReal, "isreal"},
 };
 }  // namespace
 

@@ -63,6 +63,10 @@ enum class UnaryOpType {
   IsNegInf,
   IsPosInf,
   Signbit,
+  // Complex parts (the real type of a complex operand) and torch.isreal.
+  Real,
+  Imag,
+  IsReal,
 };
 const char* toString(UnaryOpType t);
 

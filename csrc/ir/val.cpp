@@ -1,8 +1,8 @@
 #include "ir/val.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
-#include <iomanip>
 #include <sstream>
 
 #include "exceptions.h"
@@ -110,6 +110,9 @@ double scalarToDouble(const ScalarValue& v) {
   if (auto* i = std::get_if<int64_t>(&v)) {
     return static_cast<double>(*i);
   }
+  if (auto* c = std::get_if<std::complex<double>>(&v)) {
+    return c->real();
+  }
   return std::get<double>(v);
 }
 
@@ -120,8 +123,47 @@ int64_t scalarToInt(const ScalarValue& v) {
   if (auto* i = std::get_if<int64_t>(&v)) {
     return *i;
   }
-  return static_cast<int64_t>(std::get<double>(v));
+  return static_cast<int64_t>(scalarToDouble(v));
 }
+
+std::complex<double> scalarToComplex(const ScalarValue& v) {
+  if (auto* c = std::get_if<std::complex<double>>(&v)) {
+    return *c;
+  }
+  return {scalarToDouble(v), 0.0};
+}
+
+std::string roundTripDouble(double d) {
+  if (std::isnan(d)) {
+    return "nan";
+  }
+  if (std::isinf(d)) {
+    return d > 0 ? "inf" : "-inf";
+  }
+  char buf[40];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof(buf), "%.*g", precision, d);
+    if (std::strtod(buf, nullptr) == d) {
+      break;
+    }
+  }
+  std::string s = buf;
+  if (s.find_first_of(".eEn") == std::string::npos) {
+    s += ".0";  // a float literal, as Python's repr writes it
+  }
+  return s;
+}
+
+namespace {
+// A component of a complex literal as Python reads it back.
+std::string pythonFloat(double d) {
+  const std::string s = roundTripDouble(d);
+  if (std::isnan(d) || std::isinf(d)) {
+    return "float('" + s + "')";
+  }
+  return s;
+}
+}  // namespace
 
 std::string scalarValueToString(const ScalarValue& v) {
   if (auto* b = std::get_if<bool>(&v)) {
@@ -129,6 +171,10 @@ std::string scalarValueToString(const ScalarValue& v) {
   }
   if (auto* i = std::get_if<int64_t>(&v)) {
     return std::to_string(*i);
+  }
+  if (auto* c = std::get_if<std::complex<double>>(&v)) {
+    return "complex(" + pythonFloat(c->real()) + ", " + pythonFloat(c->imag()) +
+           ")";
   }
   std::ostringstream os;
   os << std::get<double>(v);
@@ -139,30 +185,10 @@ std::string scalarToPythonLiteral(const ScalarValue& v) {
   if (auto* b = std::get_if<bool>(&v)) {
     return *b ? "True" : "False";
   }
-  if (auto* i = std::get_if<int64_t>(&v)) {
-    return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&v)) {
+    return pythonFloat(*d);
   }
-  const double d = std::get<double>(v);
-  if (std::isnan(d)) {
-    return "float('nan')";
-  }
-  if (std::isinf(d)) {
-    return d > 0 ? "float('inf')" : "float('-inf')";
-  }
-  // The shortest of 15..17 significant digits that reads back exactly.
-  std::string s;
-  for (int digits = 15; digits <= 17; ++digits) {
-    std::ostringstream os;
-    os << std::setprecision(digits) << d;
-    s = os.str();
-    if (std::strtod(s.c_str(), nullptr) == d) {
-      break;
-    }
-  }
-  if (s.find_first_of(".en") == std::string::npos) {
-    s += ".0";  // 2.0, not the int 2
-  }
-  return s;
+  return scalarValueToString(v);  // ints; complex(re, im)
 }
 
 std::string Scalar::ref() const {

@@ -1,6 +1,7 @@
 // Values of the IR: tensors and scalars. Owned by their Fusion.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -94,14 +95,22 @@ class TensorView : public Val {
   bool isCpuScalar_ = false;
 };
 
-using ScalarValue = std::variant<bool, int64_t, double>;
+// A Python bool, int, float or complex.
+using ScalarValue = std::variant<bool, int64_t, double, std::complex<double>>;
 
+// A complex value gives its real part.
 double scalarToDouble(const ScalarValue& v);
 int64_t scalarToInt(const ScalarValue& v);
+std::complex<double> scalarToComplex(const ScalarValue& v);
+// "2", "0.5", "true"; a complex value as Python's complex(re, im) with
+// each part written to round-trip.
 std::string scalarValueToString(const ScalarValue& v);
+// A double as the shortest text that reads back as the same double
+// (Python's repr: "0.1", "1e+300", "inf", "nan").
+std::string roundTripDouble(double d);
 // The value as a Python literal that reads back exactly: True/False, ints,
 // floats with a point or exponent and all the digits a double needs,
-// float('inf') / float('nan').
+// float('inf') / float('nan'), complex(re, im).
 std::string scalarToPythonLiteral(const ScalarValue& v);
 
 class Scalar : public Val {

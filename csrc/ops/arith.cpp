@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "exceptions.h"
+#include "ops/dtype_rules.h"
 #include "ops/op_utils.h"
 #include "ops/shape_ops.h"
 
@@ -78,6 +79,9 @@ std::string pythonValue(const ScalarValue& v) {
   if (const bool* b = std::get_if<bool>(&v)) {
     return *b ? "bool True" : "bool False";
   }
+  if (std::holds_alternative<std::complex<double>>(v)) {
+    return scalarValueToString(v);  // complex(re, im)
+  }
   return (std::holds_alternative<int64_t>(v) ? "int " : "float ") +
          scalarValueToString(v);
 }
@@ -91,11 +95,16 @@ void checkScalarValue(DataType dtype, const ScalarValue& value,
                    pythonValue(value));
     return;
   }
-  const char* wanted = isIntegralType(dtype) ? "int" : "int or float";
-  // A float would be truncated (2.7 -> 2, NaN undefined).
+  const bool complexValue = std::holds_alternative<std::complex<double>>(value);
+  const char* wanted = isIntegralType(dtype)  ? "int"
+                       : isComplexType(dtype) ? "int, float or complex"
+                                              : "int or float";
+  // A float would be truncated (2.7 -> 2, NaN undefined); a complex value
+  // would lose its imaginary part.
   const bool kindOk = isIntegralType(dtype)
                           ? std::holds_alternative<int64_t>(value)
-                          : !std::holds_alternative<bool>(value);
+                          : !std::holds_alternative<bool>(value) &&
+                                (!complexValue || isComplexType(dtype));
   NVF_CHECK_KIND(kindOk, Type, what, ": ", toString(dtype),
                  " scalars take a Python ", wanted, ", got ",
                  pythonValue(value));
@@ -109,6 +118,7 @@ void checkScalarValue(DataType dtype, const ScalarValue& value,
 Scalar* defineScalar(Fusion& f, DataType dtype,
                      std::optional<ScalarValue> value) {
   checkSupportedDataType(dtype, "define_scalar");
+  refuseFloat8Type("define_scalar", dtype);
   if (value.has_value()) {
     checkScalarValue(dtype, *value, "define_scalar");
   }
@@ -130,14 +140,16 @@ DataType promoteOperands(const std::vector<Val*>& operands) {
     return *scalarType;
   }
   if (scalarType && typeCategory(*scalarType) > typeCategory(*tensorType)) {
-    // A Python float raises an int tensor to the default float type.
+    // A Python float raises an int tensor to the default float type; a
+    // complex one gives the tensor's complex type (torch: Double gives
+    // ComplexDouble, every other type ComplexFloat).
     switch (typeCategory(*scalarType)) {
       case 1:
         return DataType::Int;
       case 2:
         return DataType::Float;
       default:
-        return *scalarType;
+        return complexTypeOf(*tensorType);
     }
   }
   return *tensorType;
@@ -188,8 +200,7 @@ DataType arithmeticResult(DataType t) {
   return isReducedFloat(t) ? DataType::Float : t;
 }
 
-DataType unaryOutputType(UnaryOpType op, DataType in) {
-  const std::string name = toString(op);
+bool isBoolPredicate(UnaryOpType op) {
   switch (op) {
     case UnaryOpType::IsNan:
     case UnaryOpType::LogicalNot:
@@ -198,7 +209,42 @@ DataType unaryOutputType(UnaryOpType op, DataType in) {
     case UnaryOpType::IsNegInf:
     case UnaryOpType::IsPosInf:
     case UnaryOpType::Signbit:
-      return DataType::Bool;
+    case UnaryOpType::IsReal:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Complex operands (dtype_rules.h): predicates give Bool, abs and the
+// parts give the real type, the rest keep the complex type.
+DataType complexUnaryOutputType(UnaryOpType op, DataType in) {
+  NVF_CHECK_KIND(unaryTakesComplex(op), Type, toString(op),
+                 ": complex operands are not supported (torch has no complex "
+                 "kernel for it), got ",
+                 toString(in));
+  if (isBoolPredicate(op)) {
+    return DataType::Bool;
+  }
+  if (op == UnaryOpType::Abs || op == UnaryOpType::Real ||
+      op == UnaryOpType::Imag) {
+    return realTypeOf(in);
+  }
+  return in;
+}
+
+DataType unaryOutputType(UnaryOpType op, DataType in) {
+  const std::string name = toString(op);
+  if (isComplexType(in)) {
+    return complexUnaryOutputType(op, in);
+  }
+  if (isBoolPredicate(op)) {
+    return DataType::Bool;
+  }
+  switch (op) {
+    case UnaryOpType::Imag:  // as torch.imag
+      NVF_THROW(Type, "imag: operand must be complex, got ", toString(in),
+                " (a real value has no imaginary part)");
     case UnaryOpType::Sign:  // torch: the sign of a Bool is itself
       return in == DataType::Bool ? in : arithmeticResult(in);
     case UnaryOpType::Frac:
@@ -290,6 +336,12 @@ Val* newOutputLike(Fusion* f, const std::vector<Val*>& operands, DataType dtype,
 Val* unaryOp(UnaryOpType op, Val* in) {
   NVF_ASSERT(op != UnaryOpType::Cast, "use castOp");
   Fusion* f = commonFusion({in}, toString(op));
+  if (op == UnaryOpType::Real && !isComplexType(in->dtype())) {
+    // nvFuser's real of a real value: a copy (the value itself for a
+    // scalar).
+    return in->isTensor() ? set(in) : in;
+  }
+  refuseFloat8(toString(op), {in});
   DataType outType = unaryOutputType(op, in->dtype());
   Val* out = newOutputLike(f, {in}, outType, toString(op));
   f->addExpr<UnaryOp>(op, out, in);
@@ -350,11 +402,20 @@ BinaryTypes restrictedBinaryTypes(BinaryOpType op, DataType promoted,
 BinaryTypes binaryTypes(BinaryOpType op, DataType promoted, const Val* a,
                         const Val* b) {
   const std::string name = toString(op);
+  // Complex values: only the ops torch computes on them (eq and ne among
+  // the comparisons: complex values have no order).
+  NVF_CHECK_KIND(!isComplexType(promoted) || binaryTakesComplex(op), Type, name,
+                 ": complex operands are not supported (torch has no complex "
+                 "kernel for it), got ",
+                 valDescription(a), " and ", valDescription(b));
   if (isComparison(op)) {
     return {promoted, DataType::Bool};
   }
   if (op == BinaryOpType::LogicalAnd || op == BinaryOpType::LogicalOr) {
     return {DataType::Bool, DataType::Bool};
+  }
+  if (isComplexType(promoted)) {
+    return {promoted, promoted};
   }
   if (isLogicalOrBitwise(op)) {
     NVF_CHECK_KIND(isIntegralType(promoted) || promoted == DataType::Bool, Type,
@@ -386,6 +447,7 @@ BinaryTypes binaryTypes(BinaryOpType op, DataType promoted, const Val* a,
 Val* binaryOp(BinaryOpType op, Val* a, Val* b) {
   const std::string name = toString(op);
   Fusion* f = commonFusion({a, b}, name);
+  refuseFloat8(name, {a, b});
   std::vector<Val*> operands = alignRanks({a, b});
   BinaryTypes types = binaryTypes(op, promoteOperands(operands), a, b);
   Val* out = newOutputLike(f, operands, types.out, name);
@@ -398,6 +460,7 @@ Val* ternary(TernaryOpType op, Val* a, Val* b, Val* c, DataType compute,
              DataType outType) {
   const std::string name = toString(op);
   Fusion* f = commonFusion({a, b, c}, name);
+  refuseFloat8(name, {a, b, c});
   std::vector<Val*> operands = alignRanks({a, b, c});
   Val* out = newOutputLike(f, operands, outType, name);
   f->addExpr<TernaryOp>(op, compute, out, operands[0], operands[1],
@@ -417,8 +480,8 @@ Val* where(Val* cond, Val* a, Val* b) {
 Val* lerp(Val* start, Val* end, Val* weight) {
   commonFusion({start, end, weight}, "lerp");
   DataType t = arithmeticResult(promoteOperands({start, end, weight}));
-  NVF_CHECK_KIND(isFloatingType(t), Type,
-                 "lerp: operands must be floating point, got ",
+  NVF_CHECK_KIND(isFloatingType(t) || isComplexType(t), Type,
+                 "lerp: operands must be floating point or complex, got ",
                  valDescription(start), ", ", valDescription(end), ", ",
                  valDescription(weight));
   return ternary(TernaryOpType::Lerp, start, end, weight, t, t);
@@ -428,6 +491,7 @@ Val* clamp(Val* in, Val* lo, Val* hi) {
   commonFusion({in, lo, hi}, "clamp");
   NVF_CHECK_KIND(in->dtype() != DataType::Bool, Type,
                  "clamp: operand must not be Bool");
+  refuseComplex("clamp", {in, lo, hi}, "complex values have no order");
   DataType t = arithmeticResult(promoteOperands({in, lo, hi}));
   return ternary(TernaryOpType::Clamp, in, lo, hi, t, t);
 }
@@ -441,9 +505,11 @@ Val* addcmul(Val* in, Val* t1, Val* t2, Val* value) {
   NVF_CHECK_KIND(
       t != DataType::Bool, Type, "addcmul: operands must not all be Bool, got ",
       valDescription(in), ", ", valDescription(t1), ", ", valDescription(t2));
-  NVF_CHECK_KIND(isFloatingType(t) || !isFloatingType(value->dtype()), Type,
-                 "addcmul: value ", valDescription(value),
-                 " must be an integer for operands of type ", toString(t));
+  NVF_CHECK_KIND(typeCategory(value->dtype()) <= std::max(typeCategory(t), 1),
+                 Type, "addcmul: value ", valDescription(value),
+                 isFloatingType(value->dtype()) ? " must be an integer"
+                                                : " must not be complex",
+                 " for operands of type ", toString(t));
   auto as = [&](Val* v, DataType d) {
     return v->dtype() == d ? v : castOp(v, d);
   };
@@ -457,11 +523,15 @@ Val* addcmul(Val* in, Val* t1, Val* t2, Val* value) {
 TensorView* full(Fusion& f, const std::vector<int64_t>& shape, Val* fillValue,
                  DataType dtype) {
   checkSupportedDataType(dtype, "full");
+  refuseFloat8Type("full", dtype);
   NVF_CHECK(fillValue != nullptr && !fillValue->isTensor(),
             "full: fill_value must be a scalar");
   commonFusion({fillValue}, "full");
   NVF_CHECK(fillValue->fusion() == &f,
             "full: fill_value belongs to another FusionDefinition");
+  NVF_CHECK_KIND(!isComplexType(fillValue->dtype()) || isComplexType(dtype),
+                 Type, "full: a complex fill_value ", valDescription(fillValue),
+                 " cannot fill a tensor of dtype ", toString(dtype));
   std::vector<IterDomain> domain;
   for (size_t i = 0; i < shape.size(); ++i) {
     NVF_CHECK(shape[i] >= 0, "full: shape[", i, "] = ", shape[i],

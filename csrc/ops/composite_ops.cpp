@@ -5,6 +5,7 @@
 
 #include "exceptions.h"
 #include "ops/arith.h"
+#include "ops/dtype_rules.h"
 #include "ops/op_utils.h"
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
@@ -23,6 +24,9 @@ Extent constExtent(TensorView* tv, int64_t d) {
 Scalar* zeroOf(Fusion& f, DataType t) {
   if (t == DataType::Bool) {
     return f.newScalar(t, ScalarValue(false));
+  }
+  if (isComplexType(t)) {
+    return f.newScalar(t, ScalarValue(std::complex<double>(0.0, 0.0)));
   }
   if (isFloatingType(t)) {
     return f.newScalar(t, ScalarValue(0.0));
@@ -88,6 +92,7 @@ std::vector<Val*> expandWelford(const WelfordOp& w, TensorView* x) {
 
 TensorView* triu(TensorView* in, int64_t diagonal) {
   Fusion* f = commonFusion({in}, "triu");
+  refuseFloat8("triu", {in});
   checkSupportedType(in, "triu");
   NVF_CHECK(in->nDims() >= 2, "triu: input must have rank >= 2, got ",
             valDescription(in));
@@ -122,11 +127,14 @@ std::tuple<TensorView*, TensorView*, TensorView*> welford(
 
 TensorView* cumsum(TensorView* in, int64_t dim) {
   Fusion* f = commonFusion({in}, "cumsum");
+  refuseFloat8("cumsum", {in});
   checkSupportedType(in, "cumsum");
   // torch takes dim 0 or -1 for a 0-dim tensor.
   const int64_t d =
       normalizeDim(dim, std::max<int64_t>(in->nDims(), 1), "cumsum");
-  const DataType t = isFloatingType(in->dtype()) ? in->dtype() : DataType::Int;
+  const DataType t = isFloatingType(in->dtype()) || isComplexType(in->dtype())
+                         ? in->dtype()
+                         : DataType::Int;
   TensorView* out = f->newTensor(in->noReductions(), t);
   f->addExpr<ScanOp>(out, in, d);
   return out;
@@ -137,9 +145,10 @@ void checkScatterSrc(TensorView* arg, TensorView* index, Val* src) {
   const char* op = "scatter";
   if (!src->isTensor()) {
     NVF_CHECK_KIND(
-        !(isFloatingType(src->dtype()) && !isFloatingType(arg->dtype())), Type,
-        op, ": a floating scalar src ", valDescription(src),
-        " cannot be written into ", valDescription(arg));
+        typeCategory(src->dtype()) <= std::max(typeCategory(arg->dtype()), 1),
+        Type, op, ": a ", isComplexType(src->dtype()) ? "complex" : "floating",
+        " scalar src ", valDescription(src), " cannot be written into ",
+        valDescription(arg));
     return;
   }
   TensorView* s = src->asTensor();
@@ -165,6 +174,7 @@ void checkScatterSrc(TensorView* arg, TensorView* index, Val* src) {
 TensorView* scatter(TensorView* arg, TensorView* index, Val* src, int64_t dim) {
   const char* op = "scatter";
   Fusion* f = commonFusion({arg, index, src}, op);
+  refuseFloat8(op, {arg, src});
   NVF_CHECK_KIND(
       index->dtype() == DataType::Int || index->dtype() == DataType::Int32,
       Type, op, ": the index ", valDescription(index), " must be Int or Int32");

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "exceptions.h"
+#include "ops/dtype_rules.h"
 #include "ops/op_utils.h"
 
 namespace nvfuser {
@@ -13,6 +14,7 @@ namespace {
 int64_t checkOperands(TensorView* lookup, TensorView* index, int64_t dim,
                       const std::string& op) {
   commonFusion({lookup, index}, op);
+  refuseFloat8(op, {lookup});
   NVF_CHECK_KIND(
       index->dtype() == DataType::Int || index->dtype() == DataType::Int32,
       Type, op, ": the index ", valDescription(index), " must be Int or Int32");

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "exceptions.h"
+#include "ops/dtype_rules.h"
 #include "ops/op_utils.h"
 #include "ops/shape_ops.h"
 
@@ -54,7 +55,9 @@ DataType defaultReductionType(ReductionOpType op, DataType in) {
       }
       return isReducedFloat(in) ? DataType::Float : in;
     case ReductionOpType::Mean:
-      return isFloatingType(in) && !isReducedFloat(in) ? in : DataType::Float;
+      return (isFloatingType(in) && !isReducedFloat(in)) || isComplexType(in)
+                 ? in
+                 : DataType::Float;
     case ReductionOpType::Max:
     case ReductionOpType::Min:
       return in;
@@ -98,8 +101,19 @@ TensorView* reduction(ReductionOpType op, TensorView* in,
   DataType outType =
       dtype == DataType::Null ? defaultReductionType(op, in->dtype()) : dtype;
   checkSupportedDataType(outType, name);
-  NVF_CHECK_KIND(!(op == ReductionOpType::Mean && !isFloatingType(outType)),
-                 Type, "mean: output dtype must be floating point, got ",
+  refuseFloat8(name, {in});
+  refuseFloat8Type(name, outType);
+  if (op == ReductionOpType::Max || op == ReductionOpType::Min) {
+    refuseComplex(name, {in}, "complex values have no order");
+  }
+  NVF_CHECK_KIND(isComplexType(outType) || !isComplexType(in->dtype()), Type,
+                 name, ": a complex input ", valDescription(in),
+                 " cannot be reduced into dtype ", toString(outType));
+  NVF_CHECK_KIND(!(op == ReductionOpType::Mean && !isFloatingType(outType) &&
+                   !isComplexType(outType)),
+                 Type,
+                 "mean: output dtype must be floating point or complex, "
+                 "got ",
                  toString(outType));
   // A Bool sum or product would need its own accumulation rules (torch's
   // is any / all); nothing computes one, so it is refused here rather than

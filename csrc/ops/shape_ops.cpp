@@ -7,6 +7,7 @@
 #include "ir/checked_arith.h"
 #include "ir/list_string.h"
 #include "ops/arith.h"
+#include "ops/dtype_rules.h"
 #include "ops/op_utils.h"
 
 namespace nvfuser {
@@ -255,6 +256,7 @@ TensorView* slice(TensorView* in, const std::vector<int64_t>& starts,
 TensorView* pad(TensorView* in, const std::vector<int64_t>& padWidths,
                 Val* value) {
   Fusion* f = commonFusion({in}, "pad");
+  refuseFloat8("pad", {in});
   std::vector<IterDomain> dom = in->noReductions();
   const int64_t rank = static_cast<int64_t>(dom.size());
   NVF_CHECK(padWidths.size() % 2 == 0, "pad: pad_widths must have an even ",
@@ -266,6 +268,9 @@ TensorView* pad(TensorView* in, const std::vector<int64_t>& padWidths,
     value = f->newScalar(in->dtype(), ScalarValue(int64_t(0)));
   }
   NVF_CHECK(!value->isTensor(), "pad: value must be a scalar");
+  NVF_CHECK_KIND(!isComplexType(value->dtype()) || isComplexType(in->dtype()),
+                 Type, "pad: a complex value ", valDescription(value),
+                 " cannot pad ", valDescription(in));
   NVF_CHECK(value->fusion() == f, "pad: value belongs to another fusion");
   std::vector<std::pair<int64_t, int64_t>> widths(rank, {0, 0});
   for (size_t p = 0; p < padWidths.size() / 2; ++p) {
@@ -302,6 +307,7 @@ TensorView* cat(const std::vector<TensorView*>& ins, int64_t dim) {
   NVF_CHECK(!ins.empty(), "cat: needs at least one tensor");
   std::vector<Val*> vals(ins.begin(), ins.end());
   Fusion* f = commonFusion(vals, "cat");
+  refuseFloat8("cat", {vals.begin(), vals.end()});
   const int64_t rank = ins[0]->nDims();
   int64_t d = normalizeDim(dim, rank, "cat");
   std::vector<IterDomain> out = ins[0]->noReductions();

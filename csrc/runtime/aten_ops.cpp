@@ -16,12 +16,29 @@ at::Tensor as(const at::Tensor& t, DataType d) {
   return t.scalar_type() == s ? t : t.to(s);
 }
 
+// A cast as torch's Tensor.to: complex to a real type casts the real part
+// (Bool too), without ATen's warning (the cast's builder warned when it was
+// defined, as nvFuser does).
+at::Tensor castTo(const at::Tensor& x, DataType d) {
+  if (!x.is_complex() || isComplexType(d)) {
+    return as(x, d);
+  }
+  return at::real(x).to(toAtenType(d), /*non_blocking=*/false,
+                        /*copy=*/true);
+}
+
 // Ops read on the operand as it is: casts, predicates, logical and bitwise
 // not, the sign of a Bool. Undefined for every other op.
 at::Tensor evalOnOperand(const UnaryOp& e, const at::Tensor& x) {
   switch (e.op()) {
     case UnaryOpType::Cast:
-      return as(x, e.output(0)->dtype());
+      return castTo(x, e.output(0)->dtype());
+    case UnaryOpType::Real:
+      return at::real(x).clone();
+    case UnaryOpType::Imag:
+      return at::imag(x).clone();
+    case UnaryOpType::IsReal:
+      return at::isreal(x);
     case UnaryOpType::IsNan:
       return at::isnan(x);
     case UnaryOpType::IsInf:
@@ -107,7 +124,8 @@ at::Tensor evalUnary(const UnaryOp& e, const at::Tensor& x) {
   if (direct.defined()) {
     return direct;
   }
-  at::Tensor v = as(x, e.output(0)->dtype());
+  // Complex operands compute in their own type (abs gives the real type).
+  at::Tensor v = x.is_complex() ? x : as(x, e.output(0)->dtype());
   switch (e.op()) {
     case UnaryOpType::Neg:
       return at::neg(v);
@@ -258,11 +276,20 @@ at::Tensor evalMoreBinary(const BinaryOp& e, const at::Tensor& a,
   }
 }
 
+// An operand of a logical op as Bool: a complex value is true when either
+// part is nonzero (torch.logical_and), where a cast would test the real
+// part only.
+at::Tensor truthOf(const at::Tensor& x) {
+  return x.is_complex() ? x != 0 : as(x, DataType::Bool);
+}
+
 at::Tensor evalBinary(const BinaryOp& e, const at::Tensor& x,
                       const at::Tensor& y) {
-  at::Tensor a = as(x, e.computeType());
-  at::Tensor b = as(y, e.computeType());
-  if (!isFloatingType(e.computeType()) && isDivision(e.op())) {
+  const bool logical =
+      e.op() == BinaryOpType::LogicalAnd || e.op() == BinaryOpType::LogicalOr;
+  at::Tensor a = logical ? truthOf(x) : as(x, e.computeType());
+  at::Tensor b = logical ? truthOf(y) : as(y, e.computeType());
+  if (isIntegralType(e.computeType()) && isDivision(e.op())) {
     return as(integerDivision(e, a, b), e.output(0)->dtype());
   }
   at::Tensor r;
@@ -280,7 +307,10 @@ at::Tensor evalBinary(const BinaryOp& e, const at::Tensor& x,
       r = at::div(a, b);
       break;
     case BinaryOpType::Pow:
-      r = at::pow(a, b);
+      // torch's x ** c with a complex x takes c as a Scalar: products for
+      // c = 2 or 3, where a tensor exponent would go through exp and log.
+      r = a.is_complex() && !e.input(1)->isTensor() ? at::pow(a, b.item())
+                                                    : at::pow(a, b);
       break;
     case BinaryOpType::Fmod:
       r = at::fmod(a, b);
@@ -459,6 +489,8 @@ at::Tensor scalarTensor(const ScalarValue& v, DataType dtype,
     s = at::Scalar(*b);
   } else if (auto* i = std::get_if<int64_t>(&v)) {
     s = at::Scalar(*i);
+  } else if (auto* c = std::get_if<std::complex<double>>(&v)) {
+    s = at::Scalar(c10::complex<double>(c->real(), c->imag()));
   } else {
     s = at::Scalar(std::get<double>(v));
   }

@@ -1,12 +1,28 @@
 #include "runtime/runtime_args.h"
 
+#include <torch/version.h>
+
 #include <sstream>
 #include <string>
 
 #include "exceptions.h"
 #include "ops/arith.h"
 
+// torch has float8_e4m3fn and float8_e5m2 tensors from 2.1 on.
+#if TORCH_VERSION_MAJOR > 2 || \
+    (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+#define NVF_TORCH_HAS_FLOAT8 1
+#endif
+
 namespace nvfuser {
+
+bool torchHasFloat8() {
+#ifdef NVF_TORCH_HAS_FLOAT8
+  return true;
+#else
+  return false;
+#endif
+}
 
 DataType fromAtenType(at::ScalarType t) {
   switch (t) {
@@ -28,6 +44,12 @@ DataType fromAtenType(at::ScalarType t) {
       return DataType::ComplexFloat;
     case at::kComplexDouble:
       return DataType::ComplexDouble;
+#ifdef NVF_TORCH_HAS_FLOAT8
+    case at::kFloat8_e4m3fn:
+      return DataType::Float8_e4m3fn;
+    case at::kFloat8_e5m2:
+      return DataType::Float8_e5m2;
+#endif
     default:
       NVF_THROW(Type, "tensors of dtype ", c10::toString(t),
                 " are not supported");
@@ -54,6 +76,15 @@ at::ScalarType toAtenType(DataType t) {
       return at::kComplexFloat;
     case DataType::ComplexDouble:
       return at::kComplexDouble;
+    case DataType::Float8_e4m3fn:
+    case DataType::Float8_e5m2:
+#ifdef NVF_TORCH_HAS_FLOAT8
+      return t == DataType::Float8_e4m3fn ? at::kFloat8_e4m3fn
+                                          : at::kFloat8_e5m2;
+#else
+      NVF_THROW(Type, "DataType.", toString(t),
+                " tensors need torch >= 2.1; this is torch " TORCH_VERSION);
+#endif
     case DataType::Null:
       break;
   }

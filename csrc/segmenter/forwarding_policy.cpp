@@ -4,6 +4,7 @@
 #include "analysis/tensor_shape.h"
 #include "ir/exprs.h"
 #include "ir/fusion.h"
+#include "scheduler/generated_kernel_rules.h"
 #include "scheduler/scheduler.h"
 
 namespace nvfuser {
@@ -55,6 +56,13 @@ Decision squeezeOfSizeOneDims(const SqueezeOp* op) {
 Decision isForwardableOp(const Expr* e, ForwardingPolicy policy) {
   if (policy == ForwardingPolicy::Off) {
     return Decision::no("input forwarding is disabled");
+  }
+  if (const Val* v = valueWithoutKernelType(e)) {
+    // Such an op is an expr_eval segment of its own (ATen), which takes no
+    // prologue: replicating it would only move it into a kernel that
+    // cannot compute it.
+    return Decision::no(exprRef(e) + " has " + toString(v->dtype()) +
+                        " values (an ATen op, never forwarded)");
   }
   switch (e->type()) {
     case ExprType::Unary:
@@ -109,7 +117,7 @@ Decision isForwardableOp(const Expr* e, ForwardingPolicy policy) {
 }
 
 bool isForwardableFactory(const Expr* e, ForwardingPolicy policy) {
-  if (policy == ForwardingPolicy::Off) {
+  if (policy == ForwardingPolicy::Off || valueWithoutKernelType(e) != nullptr) {
     return false;
   }
   if (e->type() == ExprType::Full) {

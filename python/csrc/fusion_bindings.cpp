@@ -1,4 +1,5 @@
 // Binds the Fusion being defined and its executor cache.
+#include <pybind11/complex.h>
 #include <pybind11/stl.h>
 #include <torch/extension.h>
 
@@ -90,7 +91,11 @@ ScalarValue toScalarValue(const py::handle& h, const std::string& what,
   if (py::isinstance<py::float_>(h)) {
     return h.cast<double>();
   }
-  NVF_THROW(Type, what, ": expected a Python bool, int or float, got ",
+  if (PyComplex_Check(h.ptr())) {
+    return std::complex<double>(PyComplex_RealAsDouble(h.ptr()),
+                                PyComplex_ImagAsDouble(h.ptr()));
+  }
+  NVF_THROW(Type, what, ": expected a Python bool, int, float or complex, got ",
             std::string(py::str(py::type::handle_of(h).attr("__name__"))));
 }
 
@@ -119,7 +124,7 @@ std::vector<RuntimeArg> toRuntimeArgs(const Fusion& f, const py::list& in) {
                     ? "a tensor"
                     : "a scalar");
     } else if (py::isinstance<py::bool_>(h) || py::isinstance<py::int_>(h) ||
-               py::isinstance<py::float_>(h)) {
+               py::isinstance<py::float_>(h) || PyComplex_Check(h.ptr())) {
       const std::string what = "execute: input " + std::to_string(i);
       args.push_back(RuntimeArg::fromScalar(
           toScalarValue(h, what, scalarInputType(f, i)), typeName()));
@@ -229,7 +234,8 @@ void bindFusion(py::module_& m) {
       .def_property_readonly(
           "is_const",
           [](const Val& v) { return !v.isTensor() && v.asScalar()->isConst(); })
-      // A constant's value as a Python bool, int or float; None otherwise.
+      // A constant's value as a Python bool, int, float or complex; None
+      // otherwise.
       .def_property_readonly(
           "value",
           [](const Val& v) -> py::object {

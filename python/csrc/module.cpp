@@ -54,6 +54,8 @@ PYBIND11_MODULE(_C, m) {
       .value("Bool", DataType::Bool)
       .value("ComplexFloat", DataType::ComplexFloat)
       .value("ComplexDouble", DataType::ComplexDouble)
+      .value("Float8_e4m3fn", DataType::Float8_e4m3fn)
+      .value("Float8_e5m2", DataType::Float8_e5m2)
       .value("Null", DataType::Null);
 
   m.def("dump_enabled", &nvfuser::Options::dumpEnabled,

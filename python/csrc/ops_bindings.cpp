@@ -78,6 +78,9 @@ const std::map<std::string, UnaryOpType>& unaryTable() {
       {"isneginf", UnaryOpType::IsNegInf},
       {"isposinf", UnaryOpType::IsPosInf},
       {"signbit", UnaryOpType::Signbit},
+      {"real", UnaryOpType::Real},
+      {"imag", UnaryOpType::Imag},
+      {"isreal", UnaryOpType::IsReal},
   };
   return t;
 }

@@ -3,11 +3,13 @@ every runtime size as a constant (nvFuser's concretization), once per
 distinct set of values that shape it; see dynamic_values.py."""
 
 import functools
+import math
 
 from ._C import DataType
 from ._validate import check_int
-from .dynamic_values import (SIZE_OPS, DeferredScalar, DeferredVector,
-                             _Deferred, defer, is_dynamic_call)
+from .dynamic_values import (SIZE_OPS, SIZE_QUERIES, DeferredScalar,
+                             DeferredVector, _Deferred, at_arguments, defer,
+                             is_dynamic_call)
 from .values import Scalar, Tensor, Vector, _Value
 
 _INT_TYPES = (DataType.Int, DataType.Int32)
@@ -76,6 +78,27 @@ def _defer_output(fd, args, kwargs):
     fd._outputs.append(out)
 
 
+def extents(fd):
+    """fd.extents(): an Int scalar for every dim of every tensor input, in
+    input order (nvFuser's order). Inside the definition each is recorded
+    as fd.ops.size(t, dim=d), without making the definition dynamic until
+    an op uses one; the same scalars are returned every time."""
+    out = []
+    for handle in fd._inputs:
+        if not isinstance(handle, Tensor):
+            continue
+        sizes = fd._extents.get(id(handle))
+        if sizes is None:
+            sizes = [DeferredScalar(fd) for _ in range(handle.ndim)]
+            fd._extents[id(handle)] = sizes
+            if fd._inside and not fd._fusion.finalized:
+                for dim, scalar in enumerate(sizes):
+                    fd._trace.append(Call("ops", "size", (handle,),
+                                          {"dim": dim}, scalar))
+        out.extend(sizes)
+    return out
+
+
 def is_dynamic(fd):
     """Whether executing fd needs concretization first."""
     return fd._deferred or any(isinstance(v, DeferredVector)
@@ -93,7 +116,7 @@ def _runtime_inputs(fd, inputs):
         raise ValueError("execute: the fusion has %d inputs but %d were "
                          "given" % (len(fd._inputs), len(inputs)))
     values, key = {}, []
-    needs_sizes = any(c.name in ("size", "shape") for c in fd._trace)
+    needs_sizes = any(c.name in SIZE_QUERIES for c in fd._trace)
     for i, (handle, value) in enumerate(zip(fd._inputs, inputs)):
         what = "execute: input %d" % i
         if isinstance(handle, DeferredVector):
@@ -163,6 +186,10 @@ class _Replay:
         if isinstance(call.out, (DeferredScalar, DeferredVector)):
             self.values[id(call.out)] = self._evaluate(call)
             return
+        if call.name == "tensor_sizes":
+            for scalar, size in zip(call.out, self._evaluate(call)):
+                self.values[id(scalar)] = size
+            return
         if call.name == "define_tensor":
             out = self._define_tensor(call)
         else:
@@ -225,7 +252,18 @@ class _Replay:
         return value
 
     def _evaluate(self, call):
-        if call.name in ("size", "shape"):
+        if call.name == "at":
+            vector, index = at_arguments(call.args, call.kwargs)
+            values = self.values.get(id(vector))
+            if values is None:  # a Vector or list of sizes
+                values = self._arg(list(vector.values if isinstance(
+                    vector, Vector) else vector), "at")
+            if not -len(values) <= index < len(values):
+                raise IndexError("at: index %d is out of range for a vector "
+                                 "of %d sizes" % (index, len(values)))
+            value = values[index]
+            return value._val.value if isinstance(value, Scalar) else value
+        if call.name in SIZE_QUERIES:
             arg = call.kwargs.get("arg", call.args[0])
             x = self.mapped[id(arg)]
             # An input's own sizes; size-1 dims stay symbolic in x.
@@ -234,7 +272,7 @@ class _Replay:
                 raise NotImplementedError(
                     "%s: a size-1 dim of %s that is not a broadcast is "
                     "not known before execute" % (call.name, x.name))
-            if call.name == "shape":
+            if call.name in ("shape", "tensor_sizes"):
                 return list(shape)
             dim = call.kwargs.get("dim", call.args[1] if len(call.args) > 1
                                   else None)
@@ -280,11 +318,14 @@ def printed_lines(fd):
 def _name_outputs(out, names):
     if out is None:
         return None
-    outs = out if isinstance(out, tuple) else (out,)
+    outs = out if isinstance(out, (tuple, list)) else (out,)
     for o in outs:
         kind = "T" if isinstance(o, Tensor) else (
             "V" if isinstance(o, Vector) else "S")
         names[id(o)] = "%s%d" % (kind, len(names))
+    if isinstance(out, list):  # tensor_sizes: a list of scalars
+        return "(%s,)" % ", ".join(names[id(o)] for o in outs) if outs \
+            else "_"
     return ", ".join(names[id(o)] for o in outs)
 
 
@@ -303,7 +344,19 @@ def _format(x, names):
     if isinstance(x, (_Deferred, _Value)):
         raise ValueError("print: %r was made outside this definition's "
                          "record" % (x,))
+    if isinstance(x, complex):
+        return "complex(%s, %s)" % (_float_literal(x.real),
+                                    _float_literal(x.imag))
+    if isinstance(x, float):
+        return _float_literal(x)
     return repr(x)
+
+
+def _float_literal(x):
+    """A float as Python reads it back (repr gives nan and inf, which are
+    no Python names)."""
+    text = repr(x)
+    return text if math.isfinite(x) else "float('%s')" % text
 
 
 def python_repro(fd):

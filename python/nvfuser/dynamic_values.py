@@ -143,10 +143,14 @@ def _runtime_in_list(values, what):
     return found
 
 
+# Ops whose results are runtime sizes of a tensor.
+SIZE_QUERIES = ("shape", "size", "tensor_sizes")
+
+
 def is_dynamic_call(name, args, kwargs):
     """Whether the op needs runtime values: deferred operands, runtime
     scalars in a list argument, or a runtime iota length."""
-    if name in ("shape", "size"):
+    if name in SIZE_QUERIES:
         return True
     if name == "aten_call":
         # Its lists are arguments and results, not shapes: runtime scalars
@@ -183,13 +187,16 @@ def _check_size_operand(name, v):
 
 
 def _check_size_call(fd, name, args, kwargs):
-    """size(t, dim) / shape(t): a tensor of this definition and a dim."""
+    """size(t, dim) / shape(t) / tensor_sizes(t): a tensor of this
+    definition (and a dim)."""
     x = kwargs.get("arg", args[0] if args else None)
     if not isinstance(x, Tensor):
         raise TypeError("%s: expected a Tensor, got %s" %
                         (name, type(x).__name__))
     if not isinstance(x, _Deferred):
         fd._unwrap(x, name)
+    if name == "tensor_sizes":
+        return [DeferredScalar(fd) for _ in range(x.ndim)]
     if name == "size":
         dim = kwargs.get("dim", args[1] if len(args) > 1 else None)
         if isinstance(dim, bool) or not isinstance(dim, int):
@@ -199,12 +206,35 @@ def _check_size_call(fd, name, args, kwargs):
                              "%d" % (dim, x.name, x.ndim))
 
 
+def at_arguments(args, kwargs):
+    """at(vector, index): the vector (a Vector or a list) and the index,
+    checked (negative indices count from the end, as nvFuser's)."""
+    vector = kwargs.get("vector", args[0] if args else None)
+    index = kwargs.get("index", args[1] if len(args) > 1 else None)
+    if not isinstance(vector, (Vector, list, tuple)):
+        raise TypeError("at: expected a Vector (fd.ops.shape, "
+                        "define_vector), got %s" % type(vector).__name__)
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise TypeError("at: index must be an int, got %r" % (index,))
+    size = vector.size if isinstance(vector, DeferredVector) else \
+        len(vector)
+    if size is not None and not -size <= index < size:
+        raise IndexError("at: index %d is out of range for a vector of %d "
+                         "sizes" % (index, size))
+    return vector, index
+
+
 def defer(fd, name, args, kwargs):
     """The placeholder output of a deferred op, or None when the op does
     not depend on runtime values and runs now (scalar-only ops)."""
-    if name in ("shape", "size"):
-        _check_size_call(fd, name, args, kwargs)
+    if name in SIZE_QUERIES:
+        out = _check_size_call(fd, name, args, kwargs)
+        if name == "tensor_sizes":
+            return out
         return DeferredScalar(fd) if name == "size" else DeferredVector(fd)
+    if name == "at":
+        at_arguments(args, kwargs)
+        return DeferredScalar(fd)
     values = list(_flatten(list(args) + list(kwargs.values())))
     tensors = any(isinstance(v, Tensor) for v in values)
     if tensors or name in ("full", "iota"):

@@ -25,6 +25,23 @@ _TORCH_TO_DTYPE = {
     torch.complex64: DataType.ComplexFloat,
     torch.complex128: DataType.ComplexDouble,
 }
+# torch >= 2.1 has Float8 tensors; the DataType members exist regardless.
+_FLOAT8 = {"float8_e4m3fn": DataType.Float8_e4m3fn,
+           "float8_e5m2": DataType.Float8_e5m2}
+for _torch_name, _dtype in _FLOAT8.items():
+    if hasattr(torch, _torch_name):
+        _TORCH_TO_DTYPE[getattr(torch, _torch_name)] = _dtype
+
+
+def check_torch_has(dtype, what):
+    """TypeError when this torch has no tensors of `dtype` (Float8 before
+    torch 2.1): such a tensor could be neither passed nor returned."""
+    for torch_name, float8 in _FLOAT8.items():
+        if dtype == float8 and not hasattr(torch, torch_name):
+            raise TypeError(
+                "%s: DataType.%s tensors need torch >= 2.1 (torch.%s); this "
+                "is torch %s" % (what, dtype.name, torch_name,
+                                 torch.__version__))
 
 
 def torch_dtype_to_nvfuser_dtype(dtype):
@@ -109,6 +126,7 @@ class FusionDefinition:
         # Runtime shapes (dynamic.py): every top-level call, whether ops
         # wait for execute, and the concrete definitions per shaping value.
         self._trace = []
+        self._extents = {}  # id(tensor input) -> its extents() scalars
         self._recording = False
         self._deferred = False
         self._concrete = {}
@@ -178,7 +196,7 @@ class FusionDefinition:
                     "FusionDefinition that was discarded after an exception"
                     % (what, value.name))
             return value._val
-        if isinstance(value, (bool, int, float)):
+        if isinstance(value, (bool, int, float, complex)):
             return self.define_scalar(value)._val
         if value is None:
             raise TypeError("%s: an operand is None" % what)
@@ -242,6 +260,7 @@ class FusionDefinition:
         if not isinstance(dtype, DataType):
             raise TypeError("define_tensor: dtype must be a DataType, got %r"
                             % (dtype,))
+        check_torch_has(dtype, "define_tensor")
         val = self._fusion.define_tensor(
             shape, contiguity_to_logical(contiguity, stride_order), dtype,
             stride_order, bool(is_cpu))
@@ -277,6 +296,8 @@ class FusionDefinition:
                 dtype = DataType.Int
             elif isinstance(value, float):
                 dtype = DataType.Double
+            elif isinstance(value, complex):
+                dtype = DataType.ComplexDouble
             else:
                 raise TypeError("define_scalar: unsupported value of type %s"
                                 % type(value).__name__)
@@ -551,6 +572,12 @@ class FusionDefinition:
     def inputs(self):
         """The fusion inputs (Tensor and Scalar), in definition order."""
         return list(self._inputs)
+
+    def extents(self):
+        """The runtime sizes of the tensor inputs' dims, in input order, as
+        Int scalars usable in this definition's shapes and size
+        arithmetic (each is fd.ops.size(t, dim=d))."""
+        return dynamic.extents(self)
 
     def outputs(self):
         """The fusion outputs, in add_output order."""

@@ -36,7 +36,7 @@ class InputReproducer:
         extent = 1 + sum((s - 1) * st for s, st in zip(self.size,
                                                        self.strides))
         extent = 0 if 0 in self.size else extent
-        if self.dtype.is_floating_point:
+        if self.dtype.is_floating_point or self.dtype.is_complex:
             base = "torch.randn(%d, %s)" % (extent, where)
         else:
             base = "torch.randint(%r, %r, (%d,), %s)" % (
@@ -52,11 +52,14 @@ def _value_range(tensor):
     if tensor.numel() == 0:
         return 0, 1
     t = tensor.detach()
+    if t.is_complex():
+        # make_tensor draws both parts from [low, high).
+        t = torch.view_as_real(t.resolve_conj())
     low, high = t.min().item(), t.max().item()
     if isinstance(low, float) and not (math.isfinite(low) and
                                        math.isfinite(high)):
         return None, None
-    if not tensor.dtype.is_floating_point:
+    if not (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
         return int(low), int(high) + 1
     return low, high if high > low else low + 1.0
 

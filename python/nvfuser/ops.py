@@ -1,5 +1,7 @@
 """fd.ops: nvFuser's op namespace, mapped onto the compiler's builders."""
 
+import warnings
+
 from . import _C, aten_call, dynamic
 from ._C import DataType
 from ._validate import check_int, check_int_list
@@ -81,7 +83,16 @@ class Ops:
         if not isinstance(dtype, DataType):
             raise TypeError("cast: dtype must be a DataType, got %r" %
                             (dtype,))
-        return self._call("cast", _cops.cast, self._val(x, "cast"), dtype)
+        val = self._val(x, "cast")
+        if val.is_tensor:
+            from .fusion_definition import check_torch_has
+            check_torch_has(dtype, "cast")
+        if val.dtype in _COMPLEX_TYPES and dtype not in _COMPLEX_TYPES:
+            # nvFuser and torch warn here; the result is the real part.
+            warnings.warn("cast: casting %s to %s discards the imaginary "
+                          "part" % (val.dtype.name, dtype.name), UserWarning,
+                          stacklevel=3)
+        return self._call("cast", _cops.cast, val, dtype)
 
     def where(self, cond, a, b):
         return self._call("where", _cops.where, self._val(cond, "where"),
@@ -109,7 +120,8 @@ class Ops:
     def truediv(self, a, b):
         """Division that computes integers in floating point."""
         a, b = self._val(a, "truediv"), self._val(b, "truediv")
-        if a.dtype not in _FLOAT_TYPES and b.dtype not in _FLOAT_TYPES:
+        inexact = _FLOAT_TYPES + _COMPLEX_TYPES
+        if a.dtype not in inexact and b.dtype not in inexact:
             a = _cops.cast(a, DataType.Float)
         return self._call("truediv", _cops.binary, "div", a, b)
 
@@ -210,6 +222,25 @@ class Ops:
     def size(self, arg, dim):
         """The runtime size of arg's dim, an Int scalar."""
         raise AssertionError("size: deferred by dynamic.recorded")
+
+    def tensor_sizes(self, arg):
+        """The runtime sizes of arg, a list of Int scalars (one per dim)."""
+        raise AssertionError("tensor_sizes: deferred by dynamic.recorded")
+
+    def at(self, vector, index):
+        """Entry `index` of a Vector of sizes (negative indices count from
+        the end), an Int scalar. A Vector of runtime sizes (fd.ops.shape,
+        define_vector(n)) gives a runtime scalar (dynamic.py defers it);
+        one of constants gives a constant."""
+        self._fd._check_defining("at")
+        vector, index = dynamic.at_arguments((vector, index), {})
+        entry = (vector.values if isinstance(vector, Vector) else
+                 list(vector))[index]
+        if isinstance(entry, Scalar):
+            self._fd._unwrap(entry, "at")
+            return entry
+        return self._fd.define_scalar(check_int(entry, "at: entry %d" %
+                                                index), DataType.Int)
 
     # ---- indexing ---------------------------------------------------------
     def _gather(self, name, x, index, dim):
@@ -360,6 +391,7 @@ class Ops:
 _FLOAT_TYPES = (DataType.Double, DataType.Float, DataType.Half,
                 DataType.BFloat16)
 _INT_TYPES = (DataType.Int, DataType.Int32)
+_COMPLEX_TYPES = (DataType.ComplexFloat, DataType.ComplexDouble)
 
 
 def _make_unary(name):

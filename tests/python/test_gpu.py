@@ -483,3 +483,71 @@ def test_profile_times_each_segment_with_cuda_events():
     assert all(t is not None and t > 0 for t in times), times
     assert sum(times) <= prof.cuda_evt_time_ms * 1.05 + 0.05, (
         times, prof.cuda_evt_time_ms)
+
+
+FLOAT8 = {DataType.Float8_e4m3fn: "float8_e4m3fn",
+          DataType.Float8_e5m2: "float8_e5m2"}
+
+
+@pytest.mark.skipif(not hasattr(torch, "float8_e4m3fn"),
+                    reason="this torch has no Float8 tensors")
+@pytest.mark.parametrize("dtype", list(FLOAT8))
+def test_float8_casts_match_torch_bitwise_on_gpu(dtype):
+    # Every code decoded, and floats of every magnitude (ties, overflow
+    # thresholds, subnormals, inf, NaN) rounded, by generated kernels.
+    f8 = getattr(torch, FLOAT8[dtype])
+    codes = torch.arange(256, dtype=torch.int32).to(torch.uint8).cuda()
+    every = codes.view(f8)
+    torch.manual_seed(0)
+    special = torch.tensor(
+        [0.0, -0.0, float("inf"), float("-inf"), float("nan"), 448.0, 464.0,
+         470.0, 480.0, 57344.0, 61440.0, 61441.0, 65536.0, 2.0 ** -10,
+         2.0 ** -17, 1e-30, 3e38], device="cuda")
+    values = every.float()
+    mids = (values[1:] + values[:-1]) / 2
+    x = torch.cat([special, values, mids, -mids,
+                   torch.randn(4096, device="cuda") *
+                   torch.exp2(torch.randint(-20, 20, (4096,),
+                                            device="cuda").float())])
+    with FusionDefinition() as fd:
+        t8 = fd.from_pytorch(every)
+        tx = fd.from_pytorch(x)
+        fd.add_output(fd.ops.cast(t8, DataType.Float))
+        fd.add_output(fd.ops.cast(t8, DataType.Half))
+        fd.add_output(fd.ops.cast(t8, DataType.BFloat16))
+        fd.add_output(fd.ops.cast(tx, dtype))
+        fd.add_output(fd.ops.cast(fd.ops.cast(tx, DataType.Half), dtype))
+        fd.add_output(fd.ops.cast(fd.ops.cast(tx, DataType.Double), dtype))
+    up, up_h, up_b, down, down_h, down_d = fd.execute([every, x])
+    assert len(fd.last_cuda_code()) >= 1  # generated kernels, not ATen
+    finite = ~torch.isnan(every.float())
+    assert torch.equal(up[finite].view(torch.int32),
+                       every.float()[finite].view(torch.int32))
+    assert torch.equal(torch.isnan(up), ~finite)
+    assert torch.equal(up_h[finite].view(torch.int16),
+                       every.half()[finite].view(torch.int16))
+    assert torch.equal(up_b[finite].view(torch.int16),
+                       every.bfloat16()[finite].view(torch.int16))
+    assert torch.equal(down.view(torch.uint8), x.to(f8).view(torch.uint8))
+    assert torch.equal(down_h.view(torch.uint8),
+                       x.half().to(f8).view(torch.uint8))
+    assert torch.equal(down_d.view(torch.uint8),
+                       x.double().to(f8).view(torch.uint8))
+
+
+def test_complex_ops_run_through_aten_on_gpu():
+    x = torch.randn(64, 32, dtype=torch.complex64, device="cuda")
+    r = torch.randn(64, 32, device="cuda")
+    with FusionDefinition() as fd:
+        tx, tr = fd.from_pytorch(x), fd.from_pytorch(r)
+        z = fd.ops.exp(fd.ops.mul(tx, tr))
+        fd.add_output(z)
+        fd.add_output(fd.ops.sin(fd.ops.mul(fd.ops.abs(z), tr)))
+        fd.add_output(fd.ops.sum(z, [1]))
+    z, s, total = fd.execute([x, r])
+    want = torch.exp(x * r)
+    assert torch.equal(z, want)
+    torch.testing.assert_close(s, torch.sin(want.abs() * r))
+    assert torch.equal(total, want.sum(1))
+    schedulers = [g["scheduler"] for g in fd.last_segmentation()["groups"]]
+    assert schedulers.count("expr_eval") == 4 and "pointwise" in schedulers

@@ -67,7 +67,7 @@ def test_tracker_reads_eager_ops_and_reasons():
         def forward(self, x, idx):
             y = torch.sin(x) * 2 + 1
             z = torch.take(y, idx)  # no translation (embedding has one)
-            return torch.relu(z).sum(-1), y.cumsum(0)
+            return torch.relu(z).sum(-1), y.cumprod(0)
 
     tracker = mb.FxTracker()
     assert tracker.start()
@@ -80,8 +80,8 @@ def test_tracker_reads_eager_ops_and_reasons():
         tracker.stop()
     from nvfuser.fx import partition
     assert backend.compile_graph is partition.compile_graph  # restored
-    assert s["eager_ops"] == {"take": 1, "cumsum": 1}
-    assert s["eager_reasons"]["cumsum"] == ["no translation for cumsum"]
+    assert s["eager_ops"] == {"take": 1, "cumprod": 1}
+    assert s["eager_reasons"]["cumprod"] == ["no translation for cumprod"]
     assert s["graphs"][0]["regions"] == 2
     assert s["graphs"][0]["kind"] == "inference"
     assert not s["graphs"][0]["dynamic"]

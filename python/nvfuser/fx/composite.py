@@ -1,6 +1,6 @@
 """Translations of ATen's composite ops: softmax and its backward, the
-negative log likelihood loss, activation backwards, layer norm, masks and
-factories. Each is spelled in the core's elementwise ops, reductions and
+negative log likelihood loss, activation backwards, layer norm, masks,
+cumsum and factories. Each is spelled in the core's elementwise ops, reductions and
 iota, the way PyTorch defines the op (its formula, not its kernel).
 
 Handlers take ``(ctx, node, p)`` like those of translator.py and are
@@ -336,28 +336,44 @@ def _masked_fill(ctx, node, p):
                                  node)
 
 
-def _triangle(lower):
-    """tril / triu: keep x where col - row <= diagonal (>= for triu) in the
-    last two dims, else zero."""
-    def fn(ctx, node, p):
-        x = _tensor(p["self"], "tril")
-        if x.ndim < 2:
-            raise Unsupported("tril/triu of a rank-%d tensor" % x.ndim)
-        ops = ctx.fd.ops
-        shape = _shape(x)
-        rows, cols = shape[-2], shape[-1]
-        r = ops.broadcast_in_dim(ops.iota(rows, 0, 1, DataType.Int),
-                                 [rows, cols], [0])
-        c = ops.broadcast_in_dim(ops.iota(cols, 0, 1, DataType.Int),
-                                 [rows, cols], [1])
-        diagonal = p.get("diagonal", 0)
-        offset = ops.sub(c, r)
-        keep = ops.le(offset, diagonal) if lower else ops.ge(offset, diagonal)
-        keep = ctx.to_shape(keep, shape)
-        if x.dtype == DataType.Bool:
-            return ops.logical_and(keep, x)
-        return ops.where(keep, x, 0)
-    return fn
+def _triu(ctx, node, p):
+    """triu: the core's op (an iota mask and a where once concretized)."""
+    x = _tensor(p["self"], "triu")
+    if x.ndim < 2:
+        raise Unsupported("triu of a rank-%d tensor" % x.ndim)
+    return ctx.fd.ops.triu(x, p.get("diagonal", 0))
+
+
+def _cumsum(ctx, node, p):
+    """cumsum(self, dim, dtype=None): the core's op (an ATen call), on
+    self cast to dtype when one is given; integers and bools sum in Int,
+    as eager."""
+    x = _tensor(p["self"], "cumsum")
+    if p.get("dtype") is not None:
+        x = ctx.fd.ops.cast(x, _nv(p["dtype"]))
+    if x.dtype not in _FLOAT_TYPES + (DataType.Int, DataType.Int32,
+                                      DataType.Bool):
+        raise Unsupported("cumsum of %s" % x.dtype)
+    return ctx.fd.ops.cumsum(x, p["dim"])
+
+
+def _tril(ctx, node, p):
+    """tril (nvFuser has no tril op): keep x where col - row <= diagonal in
+    the last two dims, else zero."""
+    x = _tensor(p["self"], "tril")
+    if x.ndim < 2:
+        raise Unsupported("tril of a rank-%d tensor" % x.ndim)
+    ops = ctx.fd.ops
+    shape = _shape(x)
+    rows, cols = shape[-2], shape[-1]
+    r = ops.broadcast_in_dim(ops.iota(rows, 0, 1, DataType.Int),
+                             [rows, cols], [0])
+    c = ops.broadcast_in_dim(ops.iota(cols, 0, 1, DataType.Int),
+                             [rows, cols], [1])
+    keep = ctx.to_shape(ops.le(ops.sub(c, r), p.get("diagonal", 0)), shape)
+    if x.dtype == DataType.Bool:
+        return ops.logical_and(keep, x)
+    return ops.where(keep, x, 0)
 
 
 # ---- factories --------------------------------------------------------------
@@ -410,8 +426,8 @@ TABLE = {
     "gelu": _gelu,
     "threshold_backward": _threshold_backward,
     "var_mean": _var_mean, "native_layer_norm": _native_layer_norm,
-    "masked_fill": _masked_fill, "tril": _triangle(True),
-    "triu": _triangle(False),
+    "masked_fill": _masked_fill, "tril": _tril, "triu": _triu,
+    "cumsum": _cumsum,
     "scalar_tensor": _scalar_tensor, "fill": _fill, "new_full": _new_full,
     "full_like": _new_full,
     "empty_like": _empty, "new_empty": _empty, "empty": _empty,

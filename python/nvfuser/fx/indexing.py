@@ -1,7 +1,8 @@
 """Translations of ATen's gathers: ``embedding`` (a token embedding: the
 weight's rows at the token ids, one ``index_select``), ``index_select`` and
-``gather``. Handlers take ``(ctx, node, p)`` like those of translator.py and
-are merged into its TABLE.
+``gather``; and of ``scatter`` (its ``src`` and ``value`` forms, no
+``reduce``: the core's out-of-place scatter). Handlers take ``(ctx, node,
+p)`` like those of translator.py and are merged into its TABLE.
 
 An index outside the looked-up dim raises IndexError on the CPU, as eager
 does (the region's failure runs its graph in eager, which raises torch's
@@ -17,6 +18,8 @@ from .._C import DataType
 from .schema import Unsupported
 
 _INDEX_TYPES = (DataType.Int, DataType.Int32)
+_FLOAT_TYPES = (DataType.Double, DataType.Float, DataType.Half,
+                DataType.BFloat16)
 
 
 def _index(x, what):
@@ -86,8 +89,33 @@ def _gather(ctx, node, p):
     return ctx.fd.ops.gather(x, index, _dim(p["dim"], x.ndim, "gather"))
 
 
+def _scatter(ctx, node, p):
+    """aten.scatter.src / scatter.value (torch.scatter, x.scatter): a copy
+    of self with src (a tensor of self's dtype, or a number) written at the
+    index along dim. Which of duplicate indices wins is unspecified, as in
+    eager."""
+    if p.get("reduce") is not None:
+        raise Unsupported("scatter with reduce=%r" % (p["reduce"],))
+    x = _lookup(p["self"], "scatter")
+    index = _index(p["index"], "scatter")
+    if index.ndim != x.ndim:
+        raise Unsupported("scatter with an index of another rank")
+    src = p["src"] if "src" in p else p.get("value")
+    if isinstance(src, Tensor):
+        if src.dtype != x.dtype or src.ndim != x.ndim:
+            raise Unsupported("scatter of a src of another dtype or rank")
+    elif isinstance(src, bool) != (x.dtype == DataType.Bool) or \
+            not isinstance(src, (bool, int, float)) or (
+                isinstance(src, float) and x.dtype not in _FLOAT_TYPES):
+        # (eager casts the number to self's dtype)
+        raise Unsupported("scatter of %r into %s" % (src, x.dtype))
+    return ctx.fd.ops.scatter(x, index, src,
+                              _dim(p["dim"], x.ndim, "scatter"))
+
+
 TABLE = {
     "embedding": _embedding,
     "index_select": _index_select,
     "gather": _gather,
+    "scatter": _scatter,
 }

@@ -27,6 +27,14 @@ std::string errorOf(Fn fn, ErrorKind* kind = nullptr) {
   return "";
 }
 
+// Expects `stmt` to throw an nvfuser::Error whose message contains `text`.
+#define EXPECT_ERROR_CONTAINS(stmt, text)                                      \
+  do {                                                                         \
+    std::string msg_ = errorOf([&] { stmt; });                                 \
+    EXPECT_NE(msg_.find(text), std::string::npos)                              \
+        << "expected error containing '" << text << "', got '" << msg_ << "'"; \
+  } while (false)
+
 // A tensor input of these sizes and dtype (strides left to concretization:
 // dense).
 inline InputDescriptor inputDescriptor(std::vector<int64_t> sizes, DataType t) {

@@ -99,7 +99,7 @@ TEST(IrTest, InputAndOutputMembership) {
 // type has its own.
 TEST(IrTest, EveryOpTypeHasItsOwnName) {
   std::set<std::string> unary;
-  for (int u = 0; u <= static_cast<int>(UnaryOpType::Signbit); ++u) {
+  for (int u = 0; u <= static_cast<int>(UnaryOpType::IsReal); ++u) {
     const std::string name = toString(static_cast<UnaryOpType>(u));
     EXPECT_NE(name, "?") << u;
     EXPECT_TRUE(unary.insert(name).second) << name;

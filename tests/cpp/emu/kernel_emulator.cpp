@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "analysis/tensor_shape.h"
 #include "codegen/op_emitter.h"
@@ -51,27 +52,36 @@ std::string wrapper(const KernelSource& ks) {
          ks.name + "(" + params + "); });\n}\n";
 }
 
-Entry load(const std::string& source) {
+// Compiles `source` with the host compiler into a shared object (once per
+// source) and returns its function `symbol`.
+void* loadSymbol(const std::string& source, const char* symbol) {
   static std::mutex mutex;
-  static std::map<size_t, Entry> cache;
+  static std::map<size_t, void*> handles;
   std::lock_guard<std::mutex> lock(mutex);
   const size_t key = std::hash<std::string>()(source);
-  auto it = cache.find(key);
-  if (it != cache.end()) {
-    return it->second;
-  }
   const std::string base = "/tmp/nvf_emu_" + std::to_string(key);
-  std::ofstream(base + ".cpp") << source;
-  const std::string cmd = "c++ -std=c++17 -O1 -w -shared -fPIC -pthread " +
-                          base + ".cpp -o " + base + ".so 2> " + base + ".log";
-  NVF_CHECK_KIND(std::system(cmd.c_str()) == 0, Runtime,
-                 "emulated kernel did not compile, see ", base, ".log");
-  void* handle = dlopen((base + ".so").c_str(), RTLD_NOW | RTLD_LOCAL);
-  NVF_CHECK_KIND(handle != nullptr, Runtime, "dlopen: ", dlerror());
-  auto entry = reinterpret_cast<Entry>(dlsym(handle, "nvf_emu_entry"));
-  NVF_CHECK_KIND(entry != nullptr, Runtime, "no nvf_emu_entry in ", base);
-  cache[key] = entry;
+  void*& handle = handles[key];
+  if (handle == nullptr) {
+    std::ofstream(base + ".cpp") << source;
+    const std::string cmd = "c++ -std=c++17 -O1 -w -shared -fPIC -pthread " +
+                            base + ".cpp -o " + base + ".so 2> " + base +
+                            ".log";
+    NVF_CHECK_KIND(std::system(cmd.c_str()) == 0, Runtime,
+                   "emulated kernel did not compile, see ", base, ".log");
+    handle = dlopen((base + ".so").c_str(), RTLD_NOW | RTLD_LOCAL);
+    NVF_CHECK_KIND(handle != nullptr, Runtime, "dlopen: ", dlerror());
+  }
+  void* entry = dlsym(handle, symbol);
+  NVF_CHECK_KIND(entry != nullptr, Runtime, "no ", symbol, " in ", base);
   return entry;
+}
+
+const char* const kEmulationPrelude =
+    "#define NVF_EMULATION 1\n#include \"" NVF_EMU_HEADER "\"\n";
+
+Entry load(const std::string& source) {
+  return reinterpret_cast<Entry>(
+      loadSymbol(kEmulationPrelude + source, "nvf_emu_entry"));
 }
 
 std::vector<char> scalarBytes(const ScalarValue& v, DataType t) {
@@ -100,12 +110,14 @@ std::vector<char> scalarBytes(const ScalarValue& v, DataType t) {
 }
 }  // namespace
 
+void* compileEmulated(const std::string& source, const char* symbol) {
+  return loadSymbol(kEmulationPrelude + source, symbol);
+}
+
 std::vector<at::Tensor> KernelEmulator::run(const KernelSource& kernel,
                                             const std::vector<RuntimeArg>& args,
                                             int* indexError) {
-  Entry entry =
-      load("#define NVF_EMULATION 1\n#include \"" NVF_EMU_HEADER "\"\n" +
-           kernel.code + wrapper(kernel));
+  Entry entry = load(kernel.code + wrapper(kernel));
   std::vector<std::vector<char>> scalars;
   scalars.reserve(args.size());  // pointers into it must stay valid
   std::vector<void*> ptrs;

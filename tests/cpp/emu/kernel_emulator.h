@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 
+#include <string>
 #include <vector>
 
 #include "codegen/pointwise_codegen.h"
@@ -24,6 +25,11 @@ class KernelEmulator {
                                      const std::vector<RuntimeArg>& args,
                                      int* indexError = nullptr);
 };
+
+// Compiles `source` (device code, such as the device helpers, and extern
+// "C" functions calling it) for the CPU with cuda_emulation.h and returns
+// the function `symbol`.
+void* compileEmulated(const std::string& source, const char* symbol);
 
 // A segmented runtime's groups in order on the CPU: generated kernels
 // through the emulator (regenerated for the actual layouts), every other
