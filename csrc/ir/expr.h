@@ -35,6 +35,7 @@ enum class ExprType {
   Welford,
   Scan,
   Scatter,
+  Rng,
 };
 
 class Expr {

@@ -1,5 +1,7 @@
 #include "ir/python_printer.h"
 
+#include <charconv>
+#include <cmath>
 #include <map>
 #include <sstream>
 
@@ -7,10 +9,26 @@
 #include "ir/exprs.h"
 #include "ir/list_string.h"
 #include "ir/more_exprs.h"
+#include "ir/rng_op.h"
 
 namespace nvfuser {
 
 namespace {
+
+// A Python float literal that reads back as exactly d (the IR text's 6
+// digits do not: a printed definition must compute the same values).
+std::string pythonFloat(double d) {
+  if (std::isnan(d)) {
+    return "float('nan')";
+  }
+  if (std::isinf(d)) {
+    return d > 0 ? "float('inf')" : "float('-inf')";
+  }
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof(buf), d);
+  std::string s(buf, r.ptr);
+  return s.find_first_of(".e") == std::string::npos ? s + ".0" : s;
+}
 
 class PythonPrinter {
  public:
@@ -54,7 +72,11 @@ class PythonPrinter {
 
   std::string name(const Val* v) {
     if (!v->isTensor() && v->asScalar()->isConst()) {
-      std::string s = scalarValueToString(*v->asScalar()->value());
+      const ScalarValue& value = *v->asScalar()->value();
+      if (const double* d = std::get_if<double>(&value)) {
+        return pythonFloat(*d);
+      }
+      std::string s = scalarValueToString(value);
       if (s == "true" || s == "false") {
         s[0] = static_cast<char>(s[0] - 'a' + 'A');
       }
@@ -192,6 +214,9 @@ class PythonPrinter {
         call = "fd.ops.cumsum(" + x +
                ", dim=" + std::to_string(exprAs<ScanOp>(e)->dim()) + ")";
         break;
+      case ExprType::Rng:
+        call = rngCall(exprAs<RngOp>(e));
+        break;
       case ExprType::Scatter:
         call = "fd.ops.scatter(" + x + ", " + name(e->input(1)) + ", " +
                name(e->input(2)) +
@@ -201,8 +226,35 @@ class PythonPrinter {
     line(out + " = " + call);
   }
 
+  // fd.ops.uniform(a, b, shape=[...], rng_seed=s, rng_offset=o, dtype=...)
+  // or fd.ops.rand_like(t, ...). rng_index only where the script would
+  // give the op another stream: after unused random ops were dropped, in
+  // a segment.
+  std::string rngCall(const RngOp* r) {
+    std::string call = "fd.ops." + r->opName() + "(";
+    const DataType dtype = r->output(0)->dtype();
+    if (r->isLike()) {
+      call += name(r->input(0));
+    } else {
+      call += name(r->param(0)) + ", " + name(r->param(1)) +
+              ", shape=" + listToString(r->shape());
+    }
+    if (r->hasSeed()) {
+      call +=
+          ", rng_seed=" + name(r->seed()) + ", rng_offset=" + name(r->offset());
+    }
+    if (!r->isLike() || dtype != r->input(0)->dtype()) {
+      call += ", dtype=DataType." + std::string(toString(dtype));
+    }
+    if (r->index() != rngPrinted_++) {
+      call += ", rng_index=" + std::to_string(r->index());
+    }
+    return call + ")";
+  }
+
   const Fusion& f_;
   std::ostringstream os_;
+  int64_t rngPrinted_ = 0;  // random ops printed so far
 };
 
 }  // namespace

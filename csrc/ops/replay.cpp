@@ -6,6 +6,7 @@
 #include "ops/composite_ops.h"
 #include "ops/indexing_ops.h"
 #include "ops/reduction_ops.h"
+#include "ops/rng_ops.h"
 #include "ops/shape_ops.h"
 
 namespace nvfuser {
@@ -113,6 +114,8 @@ std::vector<Val*> replayExpr(const Expr* e, const std::vector<Val*>& ins) {
     case ExprType::Scatter:
       return {scatter(tensorIn(ins, 0), tensorIn(ins, 1), ins[2],
                       exprAs<ScatterOp>(e)->dim())};
+    case ExprType::Rng:
+      return {replayRng(exprAs<RngOp>(e), ins)};
   }
   NVF_THROW(Internal, "replayExpr: unhandled op ", e->opName());
 }

@@ -8,6 +8,7 @@
 #include "compiler/private_files.h"
 #include "exceptions.h"
 #include "runtime/aten_evaluator.h"
+#include "runtime/aten_rng.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/device_index_errors.h"
 #include "scheduler/reduction_split.h"
@@ -98,8 +99,8 @@ std::vector<at::Tensor> FusionExecutorCache::run(
   // Gathers launched earlier report out-of-range indices only now.
   device_index_errors::throwIfSet("before this call");
   Entry& entry = lookup(args, options, /*isRun=*/true);
-  std::vector<at::Tensor> out =
-      entry.runtime->run(args, device, stream, options);
+  std::vector<at::Tensor> out = entry.runtime->run(
+      withRngState(entry.concrete, args, device), device, stream, options);
   if (device.is_cuda() && options.enabled("sync_index_checks")) {
     CudaDriver::get().synchronize(device.has_index() ? device.index() : 0);
     device_index_errors::throwIfSet("by this call");
@@ -151,7 +152,8 @@ std::vector<at::Tensor> FusionExecutorCache::runUnsegmented(
     const std::vector<RuntimeArg>& args, const Options& options) {
   at::Device device = commonDevice(*fusion_, args);
   Entry& entry = lookup(args, options);
-  return AtenEvaluator::run(*entry.concrete.fusion, args, device);
+  return AtenEvaluator::run(*entry.concrete.fusion,
+                            withRngState(entry.concrete, args, device), device);
 }
 
 }  // namespace nvfuser

@@ -62,8 +62,9 @@ Entry load(const std::string& source) {
   }
   const std::string base = "/tmp/nvf_emu_" + std::to_string(key);
   std::ofstream(base + ".cpp") << source;
-  const std::string cmd = "c++ -std=c++17 -O1 -w -shared -fPIC -pthread " +
-                          base + ".cpp -o " + base + ".so 2> " + base + ".log";
+  const std::string cmd =
+      "c++ -std=c++17 -O1 -w -ffp-contract=off -shared -fPIC -pthread " + base +
+      ".cpp -o " + base + ".so 2> " + base + ".log";
   NVF_CHECK_KIND(std::system(cmd.c_str()) == 0, Runtime,
                  "emulated kernel did not compile, see ", base, ".log");
   void* handle = dlopen((base + ".so").c_str(), RTLD_NOW | RTLD_LOCAL);
