@@ -298,6 +298,15 @@ def test_runtime_shapes():
         ref.add_output(ref.ops.normal(0.0, 1.0, [5, 3], rng_seed=8,
                                       rng_offset=0))
     assert same_bits(g, ref.execute([])[0])
+    # Constant Scalars and a define_vector as shapes.
+    with FusionDefinition() as fd:
+        fd.add_output(fd.ops.uniform(-1.0, 1.0, [fd.define_scalar(6), 10],
+                                     rng_seed=8, rng_offset=0))
+        fd.add_output(fd.ops.uniform(-1.0, 1.0, fd.define_vector([6, 10]),
+                                     rng_seed=8, rng_offset=0,
+                                     rng_index=0))
+    for out in fd.execute([]):
+        assert same_bits(out, u)
     with pytest.raises(ValueError, match="uniform: a runtime size is -2"):
         with FusionDefinition() as bad:
             n = bad.define_scalar(None, dtype=DataType.Int)

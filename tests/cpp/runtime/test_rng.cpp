@@ -172,19 +172,21 @@ TEST(RngTest, ValuesFromTheKnownAnswer) {
 class RngKernelTest
     : public ::testing::TestWithParam<std::tuple<DataType, bool, bool>> {};
 
-// uniform and normal of scalar-input seeds, rand_like/randn_like (one of
-// them unseeded), a consumer and odd sizes: the emulated kernels give the
-// CPU path's bits.
+// uniform and normal of scalar-input seeds and parameters (Float and Int
+// scalars), rand_like/randn_like (one of them unseeded), a consumer and
+// odd sizes: the emulated kernels give the CPU path's bits.
 TEST_P(RngKernelTest, KernelsMatchTheCpuPathBitForBit) {
   const auto [dtype, vectorize, int64Index] = GetParam();
   Fusion f;
   TensorView* x = defineTensor(f, {-1, -1}, DataType::Float);
   Val* seed = defineScalar(f, DataType::Int, std::nullopt);
   Val* offset = defineScalar(f, DataType::Int32, std::nullopt);
-  f.addOutput(rngOp(f, RngOpType::Uniform, dconst(f, -3.0), dconst(f, 5.0),
-                    {37, 130}, dtype, seed, offset));
-  f.addOutput(rngOp(f, RngOpType::Normal, dconst(f, 1.5), dconst(f, 2.0),
-                    {37, 130}, dtype, seed, offset));
+  Val* mean = defineScalar(f, DataType::Float, std::nullopt);
+  Val* hi = defineScalar(f, DataType::Int, std::nullopt);
+  f.addOutput(rngOp(f, RngOpType::Uniform, dconst(f, -3.0), hi, {37, 130},
+                    dtype, seed, offset));
+  f.addOutput(rngOp(f, RngOpType::Normal, mean, dconst(f, 2.0), {37, 130},
+                    dtype, seed, offset));
   f.addOutput(rngOp(f, RngOpType::Uniform, dconst(f, 0.0), dconst(f, 1.0),
                     {5, 1, 64}, dtype, seed, offset));
   f.addOutput(rngOp(f, RngOpType::Normal, dconst(f, 0.0), dconst(f, 1.0), {},
@@ -198,7 +200,9 @@ TEST_P(RngKernelTest, KernelsMatchTheCpuPathBitForBit) {
   Runs runs = runBoth(f,
                       {RuntimeArg::fromTensor(at::randn({37, 130})),
                        RuntimeArg::fromScalar(int64_t{-123456789}, "int"),
-                       RuntimeArg::fromScalar(int64_t{77}, "int")},
+                       RuntimeArg::fromScalar(int64_t{77}, "int"),
+                       RuntimeArg::fromScalar(1.5, "float"),
+                       RuntimeArg::fromScalar(int64_t{5}, "int")},
                       codegen);
   EXPECT_GE(runs.numKernels, 1u);
   ASSERT_EQ(runs.kernels.size(), runs.cpu.size());
@@ -214,7 +218,12 @@ INSTANTIATE_TEST_SUITE_P(
     Dtypes, RngKernelTest,
     ::testing::Combine(::testing::Values(DataType::Float, DataType::Double,
                                          DataType::Half, DataType::BFloat16),
-                       ::testing::Bool(), ::testing::Bool()));
+                       ::testing::Bool(), ::testing::Bool()),
+    [](const auto& info) {
+      return std::string(toString(std::get<0>(info.param))) +
+             (std::get<1>(info.param) ? "_vectorized" : "_scalar") +
+             (std::get<2>(info.param) ? "_int64" : "_int32");
+    });
 
 // Random values read inside reductions (a serial column sum, a row
 // kernel's mean and deviations) are the values the op gives alone.
