@@ -5,9 +5,9 @@
 #include <map>
 
 #include "analysis/tensor_shape.h"
-#include "codegen/device_helpers.h"
 #include "codegen/op_emitter.h"
 #include "codegen/pointwise_generator.h"
+#include "codegen/rng_device_helpers.h"
 #include "exceptions.h"
 #include "scheduler/generated_kernel_rules.h"
 #include "scheduler/reduction_analysis.h"
@@ -253,7 +253,7 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
   }
   loopBody << "    }\n";
   std::ostringstream code;
-  code << deviceHelpersSource() << "\nextern \"C\" __global__ void " << name
+  code << deviceHelpersFor(fusion_) << "\nextern \"C\" __global__ void " << name
        << "(" << params.str() << ") {\n"
        << "  for (" << indexType_ << " slot = blockIdx.x * (" << indexType_
        << ")blockDim.x + threadIdx.x; slot < " << ks.slots
@@ -347,8 +347,8 @@ KernelSource PointwiseKernelGenerator::generateRows(
     }
   }
   std::ostringstream code;
-  code << deviceHelpersSource() << "\nextern \"C\" __global__ void " << ks.name
-       << "(" << params << ") {\n"
+  code << deviceHelpersFor(fusion_) << "\nextern \"C\" __global__ void "
+       << ks.name << "(" << params << ") {\n"
        << "  __shared__ double nvf_smem[64];  // two buffers of 32 warps\n"
        << "  // one block per row of " << plan.rowLength << " elements, " << v
        << " lane(s) per thread\n"

@@ -43,6 +43,21 @@ std::string smallPower(const Val* exponent, DataType t, const std::string& x,
   }
   return general;
 }
+// The device helpers' output kind (rng_device_helpers.cpp).
+std::string rngKind(DataType t) {
+  switch (t) {
+    case DataType::Float:
+      return "0";
+    case DataType::Half:
+      return "1";
+    case DataType::BFloat16:
+      return "2";
+    case DataType::Double:
+      return "3";
+    default:
+      NVF_THROW(Internal, "codegen: a random op of dtype ", toString(t));
+  }
+}
 }  // namespace
 
 Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
@@ -240,6 +255,8 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
     }
     case ExprType::Gather:
       return gathered(exprAs<GatherOp>(e), idx);
+    case ExprType::Rng:
+      return rngValue(exprAs<RngOp>(e), v, idx);
     case ExprType::Reduction:
     case ExprType::VarMean:
       return reduce(e, v, idx);
@@ -247,6 +264,43 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
       NVF_THROW(NotImplemented, "pointwise codegen cannot generate ",
                 exprRef(e));
   }
+}
+
+// Element idx of a random op is a function of its row-major linear index in
+// the op's own output (docs/rng.md), whatever reads it: an output, a
+// broadcast, a reduction loop.
+Value PointwiseKernelGenerator::rngValue(const RngOp* r, const Val* v,
+                                         const Index& idx) {
+  NVF_ASSERT(!r->isLike() && r->hasSeed(), "codegen: ", exprRef(r),
+             " was not concretized");
+  const std::vector<int64_t> shape = concreteShape(v->asTensor());
+  std::string linear;
+  bool lane = false;
+  int64_t stride = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] != 1 && (idx[d].e != "0" || idx[d].lane)) {
+      std::string term = "(unsigned long long)(" + ixAt(idx[d]) + ")";
+      if (stride != 1) {
+        term += " * " + std::to_string(stride) + "ULL";
+      }
+      linear = linear.empty() ? term : term + " + " + linear;
+      lane = lane || idx[d].lane;
+    }
+    stride *= shape[d];
+  }
+  auto arg = [&](const Val* s, DataType to) {
+    return castExpr(s->dtype(), to, at(scalar(s)));
+  };
+  const DataType out = v->dtype();
+  const std::string call =
+      std::string(r->op() == RngOpType::Uniform ? "nvf_rng_uniform("
+                                                : "nvf_rng_normal(") +
+      "(unsigned long long)(" + at(scalar(r->seed())) +
+      "), (unsigned long long)(" + at(scalar(r->offset())) + "), " +
+      std::to_string(r->index()) + "u, " + (linear.empty() ? "0ULL" : linear) +
+      ", " + arg(r->param(0), DataType::Double) + ", " +
+      arg(r->param(1), DataType::Double) + ", " + rngKind(out) + ")";
+  return emit(out, lane, castExpr(DataType::Double, out, call));
 }
 
 }  // namespace pointwise_detail

@@ -12,6 +12,7 @@
 #include "codegen/op_emitter.h"
 #include "codegen/pointwise_codegen.h"
 #include "ir/exprs.h"
+#include "ir/rng_op.h"
 #include "scheduler/row_reduction_plan.h"
 #include "scheduler/scheduler.h"
 
@@ -167,6 +168,8 @@ class PointwiseKernelGenerator {
   Value gatherLanes(const TensorView* lookup, const Index& from, size_t dim,
                     const Value& k, const std::string& inBounds,
                     const std::string& zero);
+  // A random op's element at idx (pointwise_exprs.cpp).
+  Value rngValue(const RngOp* r, const Val* v, const Index& idx);
   // What compute(e, v, idx) reads before emitting e's own code, in order;
   // nothing for exprs that read inside branches or loops (pad, cat,
   // reductions).

@@ -5,9 +5,9 @@
 // consecutive elements in every iteration. var_mean is two-pass (mean, then
 // the sum of squared deviations), in Float (Double for Double inputs).
 #include "analysis/tensor_shape.h"
-#include "codegen/device_helpers.h"
 #include "codegen/op_emitter.h"
 #include "codegen/pointwise_generator.h"
+#include "codegen/rng_device_helpers.h"
 #include "exceptions.h"
 #include "scheduler/scheduler.h"
 
@@ -225,8 +225,8 @@ KernelSource PointwiseKernelGenerator::generateSplit(KernelSource ks,
                           std::to_string(tileElems) + " + e;\n";
   const std::string inRange = "if (col < " + std::to_string(fam.numel) + ") ";
   std::ostringstream code;
-  code << deviceHelpersSource() << "\nextern \"C\" __global__ void " << ks.name
-       << "(" << params;
+  code << deviceHelpersFor(fusion_) << "\nextern \"C\" __global__ void "
+       << ks.name << "(" << params;
   // Workspace (several tiles per column): one accumulator per output
   // element, then one arrival counter per column of tiles.
   const int64_t countersAt = (fam.numel * dataTypeSize(acc) + 7) / 8 * 8;

@@ -36,6 +36,7 @@ enum class ExprType {
   Scan,
   Scatter,
   AtenCall,
+  Rng,
 };
 
 class Expr {

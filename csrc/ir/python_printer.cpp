@@ -8,6 +8,7 @@
 #include "ir/exprs.h"
 #include "ir/list_string.h"
 #include "ir/more_exprs.h"
+#include "ir/rng_op.h"
 
 namespace nvfuser {
 
@@ -200,6 +201,9 @@ class PythonPrinter {
                               [this](const Val* v) { return name(v); }));
         return;
       }
+      case ExprType::Rng:
+        call = rngCall(exprAs<RngOp>(e));
+        break;
       case ExprType::Scatter:
         call = "fd.ops.scatter(" + x + ", " + name(e->input(1)) + ", " +
                name(e->input(2)) +
@@ -209,8 +213,35 @@ class PythonPrinter {
     line(out + " = " + call);
   }
 
+  // fd.ops.uniform(a, b, shape=[...], rng_seed=s, rng_offset=o, dtype=...)
+  // or fd.ops.rand_like(t, ...). rng_index only where the script would
+  // give the op another stream: after unused random ops were dropped, in
+  // a segment.
+  std::string rngCall(const RngOp* r) {
+    std::string call = "fd.ops." + r->opName() + "(";
+    const DataType dtype = r->output(0)->dtype();
+    if (r->isLike()) {
+      call += name(r->input(0));
+    } else {
+      call += name(r->param(0)) + ", " + name(r->param(1)) +
+              ", shape=" + listToString(r->shape());
+    }
+    if (r->hasSeed()) {
+      call +=
+          ", rng_seed=" + name(r->seed()) + ", rng_offset=" + name(r->offset());
+    }
+    if (!r->isLike() || dtype != r->input(0)->dtype()) {
+      call += ", dtype=DataType." + std::string(toString(dtype));
+    }
+    if (r->index() != rngPrinted_++) {
+      call += ", rng_index=" + std::to_string(r->index());
+    }
+    return call + ")";
+  }
+
   const Fusion& f_;
   std::ostringstream os_;
+  int64_t rngPrinted_ = 0;  // random ops printed so far
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "ops/composite_ops.h"
 #include "ops/op_utils.h"
 #include "ops/replay.h"
+#include "ops/rng_ops.h"
 
 namespace nvfuser {
 
@@ -130,6 +131,62 @@ void validateInputs(const Fusion& f,
   }
 }
 
+namespace {
+// Input tensor tv with the sizes of `in`.
+TensorView* concreteInput(Fusion& dst, const TensorView* tv,
+                          const InputDescriptor& in) {
+  std::vector<IterDomain> dom;
+  for (size_t d = 0; d < tv->domain().size(); ++d) {
+    const IterDomain& id = tv->domain()[d];
+    Extent size = Extent::constant(in.sizes[d]);
+    if (!id.isBroadcast()) {
+      dom.push_back(IterDomain::iteration(size));
+    } else if (id.hasExpanded && size.value != 1) {
+      dom.push_back(IterDomain::expandedBroadcast(size));
+    } else {
+      dom.push_back(IterDomain::broadcast());
+    }
+  }
+  TensorView* ctv = dst.newTensor(std::move(dom), tv->dtype());
+  ctv->setInputLayout(tv->contiguity(), tv->strideOrder(), tv->isCpuScalar());
+  dst.addInput(ctv);
+  return ctv;
+}
+
+// e replayed on its concrete inputs: the override's rewrite, triu and
+// welford expanded, random ops in their shape form and seeded (the drawn
+// seed and offset inputs are made for the first one without a seed).
+std::vector<Val*> concreteExpr(const Expr* e, const std::vector<Val*>& ins,
+                               const ReplayOverride& override,
+                               ConcreteFusion& result) {
+  std::optional<std::vector<Val*>> replaced;
+  if (override) {
+    replaced = override(e, ins);
+  }
+  if (!replaced) {  // triu, welford: ordinary ops once sizes are known
+    replaced = expandComposite(e, ins);
+  }
+  const auto* rng = exprAs<RngOp>(e);
+  if (replaced || rng == nullptr) {
+    return replaced ? *replaced : replayExpr(e, ins);
+  }
+  Fusion& dst = *result.fusion;
+  if (!rng->hasSeed() && !result.drawsRngState) {
+    defineScalar(dst, DataType::Int, std::nullopt);
+    defineScalar(dst, DataType::Int, std::nullopt);
+    result.drawsRngState = true;
+  }
+  Val* seed = nullptr;
+  Val* offset = nullptr;
+  if (result.drawsRngState) {  // the concrete fusion's last two inputs
+    const std::vector<Val*>& in = dst.inputs();
+    seed = in[in.size() - 2];
+    offset = in.back();
+  }
+  return {concretizeRng(rng, ins, seed, offset)};
+}
+}  // namespace
+
 ConcreteFusion concretize(const Fusion& f,
                           const std::vector<InputDescriptor>& inputs,
                           const ReplayOverride& override) {
@@ -140,27 +197,10 @@ ConcreteFusion concretize(const Fusion& f,
   std::unordered_map<const Val*, Val*> map;
   for (size_t i = 0; i < f.inputs().size(); ++i) {
     const Val* v = f.inputs()[i];
-    if (!v->isTensor()) {
-      map[v] = defineScalar(dst, v->dtype(), std::nullopt);
-      continue;
-    }
-    const TensorView* tv = v->asTensor();
-    std::vector<IterDomain> dom;
-    for (size_t d = 0; d < tv->domain().size(); ++d) {
-      const IterDomain& id = tv->domain()[d];
-      Extent size = Extent::constant(inputs[i].sizes[d]);
-      if (!id.isBroadcast()) {
-        dom.push_back(IterDomain::iteration(size));
-      } else if (id.hasExpanded && size.value != 1) {
-        dom.push_back(IterDomain::expandedBroadcast(size));
-      } else {
-        dom.push_back(IterDomain::broadcast());
-      }
-    }
-    TensorView* ctv = dst.newTensor(std::move(dom), tv->dtype());
-    ctv->setInputLayout(tv->contiguity(), tv->strideOrder(), tv->isCpuScalar());
-    dst.addInput(ctv);
-    map[v] = ctv;
+    map[v] =
+        v->isTensor()
+            ? concreteInput(dst, v->asTensor(), inputs[i])
+            : static_cast<Val*>(defineScalar(dst, v->dtype(), std::nullopt));
   }
   auto lookup = [&](const Val* v) -> Val* {
     auto it = map.find(v);
@@ -178,14 +218,7 @@ ConcreteFusion concretize(const Fusion& f,
     for (const Val* v : e->inputs()) {
       ins.push_back(lookup(v));
     }
-    std::optional<std::vector<Val*>> replaced;
-    if (override) {
-      replaced = override(e, ins);
-    }
-    if (!replaced) {  // triu, welford: ordinary ops once sizes are known
-      replaced = expandComposite(e, ins);
-    }
-    std::vector<Val*> outs = replaced ? *replaced : replayExpr(e, ins);
+    std::vector<Val*> outs = concreteExpr(e, ins, override, result);
     NVF_ASSERT(outs.size() == e->outputs().size());
     for (size_t k = 0; k < outs.size(); ++k) {
       NVF_ASSERT(outs[k]->dtype() == e->output(k)->dtype(),

@@ -33,6 +33,10 @@ struct ConcreteFusion {
   std::unique_ptr<Fusion> fusion;
   // Outputs of the concrete fusion in the order of the symbolic one.
   std::vector<Val*> outputs;
+  // Random ops without rng_seed/rng_offset: the concrete fusion's last two
+  // inputs are then a seed and an offset (Int scalars) that the runtime
+  // draws at every execute (runtime/aten_rng.h).
+  bool drawsRngState = false;
 };
 
 // Replaces the replay of one expr (given its inputs in the new fusion) by
@@ -41,8 +45,10 @@ using ReplayOverride = std::function<std::optional<std::vector<Val*>>(
     const Expr*, const std::vector<Val*>&)>;
 
 // validateInputs, then replays the live part of the fusion on inputs with
-// constant extents. Scalar inputs stay inputs. `override` may rewrite exprs
-// once their sizes are known (the runtime splits long reductions).
+// constant extents. Scalar inputs stay inputs; random ops take their
+// tensor's sizes and, without a seed, the drawn seed and offset inputs.
+// `override` may rewrite exprs once their sizes are known (the runtime splits
+// long reductions).
 ConcreteFusion concretize(const Fusion& fusion,
                           const std::vector<InputDescriptor>& inputs,
                           const ReplayOverride& override = {});

@@ -8,6 +8,7 @@
 #include "ops/composite_ops.h"
 #include "ops/indexing_ops.h"
 #include "ops/reduction_ops.h"
+#include "ops/rng_ops.h"
 #include "ops/shape_ops.h"
 
 namespace nvfuser {
@@ -121,6 +122,8 @@ std::vector<Val*> replayExpr(const Expr* e, const std::vector<Val*>& ins) {
           atenCall(c->op(), ins, c->args(), c->results());
       return std::vector<Val*>(outs.begin(), outs.end());
     }
+    case ExprType::Rng:
+      return {replayRng(exprAs<RngOp>(e), ins)};
   }
   NVF_THROW(Internal, "replayExpr: unhandled op ", e->opName());
 }

@@ -4,6 +4,7 @@
 
 #include "exceptions.h"
 #include "runtime/aten_more_ops.h"
+#include "runtime/aten_rng.h"
 #include "runtime/device_index_errors.h"
 #include "runtime/runtime_args.h"
 
@@ -573,6 +574,8 @@ at::Tensor evalExpr(const Expr& e, const std::vector<at::Tensor>& in,
       return evalCumsum(*exprAs<ScanOp>(&e), in[0]);
     case ExprType::Scatter:
       return evalScatter(*exprAs<ScatterOp>(&e), in);
+    case ExprType::Rng:
+      return evalRng(*exprAs<RngOp>(&e), in, device);
     case ExprType::VarMean:
     case ExprType::AtenCall:  // several results: AtenEvaluator::evaluate
     case ExprType::Welford:   // expanded by concretization

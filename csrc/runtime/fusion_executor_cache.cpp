@@ -10,6 +10,7 @@
 #include "compiler/private_files.h"
 #include "exceptions.h"
 #include "runtime/aten_evaluator.h"
+#include "runtime/aten_rng.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/device_index_errors.h"
 #include "scheduler/reduction_split.h"
@@ -113,7 +114,8 @@ std::vector<at::Tensor> FusionExecutorCache::run(
     timer = std::make_unique<SegmentTimer>(device, stream);
   }
   std::vector<at::Tensor> out =
-      entry.runtime->run(args, device, stream, options, timer.get());
+      entry.runtime->run(withRngState(entry.concrete, args, device), device,
+                         stream, options, timer.get());
   if (timer) {
     *segmentMs = timer->millis();
   }
@@ -168,7 +170,8 @@ std::vector<at::Tensor> FusionExecutorCache::runUnsegmented(
     const std::vector<RuntimeArg>& args, const Options& options) {
   at::Device device = commonDevice(*fusion_, args);
   Entry& entry = lookup(args, options);
-  return AtenEvaluator::run(*entry.concrete.fusion, args, device);
+  return AtenEvaluator::run(*entry.concrete.fusion,
+                            withRngState(entry.concrete, args, device), device);
 }
 
 }  // namespace nvfuser

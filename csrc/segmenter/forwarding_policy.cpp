@@ -111,6 +111,12 @@ Decision isForwardableOp(const Expr* e, ForwardingPolicy policy) {
       // read at run time: replicating it into every consumer would repeat
       // the random reads.
       return Decision::no(exprRef(e) + " is an indexed load (never forwarded)");
+    case ExprType::Rng:
+      // Not a single-input op either; said explicitly: replicated into
+      // several segments it would draw its numbers once per segment (the
+      // same numbers, at the cost of the generator each time).
+      return Decision::no(exprRef(e) +
+                          " draws random numbers (never forwarded)");
     default:
       return Decision::no(exprRef(e) + " is not a trivial single-input op");
   }

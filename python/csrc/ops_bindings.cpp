@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "ops/indexing_ops.h"
 #include "ops/op_utils.h"
 #include "ops/reduction_ops.h"
+#include "ops/rng_ops.h"
 #include "ops/shape_ops.h"
 
 namespace py = pybind11;
@@ -133,6 +135,11 @@ const std::map<std::string, GatherOpType>& gatherTable() {
       {"take_along_axis", GatherOpType::TakeAlongAxis},
   };
   return t;
+}
+
+RngOpType rngType(const std::string& name) {
+  return name == "uniform" || name == "rand_like" ? RngOpType::Uniform
+                                                  : RngOpType::Normal;
 }
 
 template <typename Table>
@@ -307,6 +314,24 @@ void bindOps(py::module_& m) {
       [](Val* arg, Val* index, Val* src, int64_t dim) {
         return scatter(checkTensor(arg, "scatter", "input"),
                        checkTensor(index, "scatter", "index"), src, dim);
+      },
+      ref);
+  m.def(
+      "random",
+      [](const std::string& name, Val* a, Val* b,
+         const std::vector<int64_t>& shape, Val* seed, Val* offset,
+         DataType dtype, std::optional<int64_t> index) {
+        Fusion* f = commonFusion({a, b}, name);
+        return rngOp(*f, rngType(name), a, b, shape, dtype, seed, offset,
+                     index);
+      },
+      ref);
+  m.def(
+      "random_like",
+      [](const std::string& name, Val* like, DataType dtype, Val* seed,
+         Val* offset, std::optional<int64_t> index) {
+        return rngLike(rngType(name), checkTensor(like, name, "arg"), dtype,
+                       seed, offset, index);
       },
       ref);
   m.def("set", &set, ref);

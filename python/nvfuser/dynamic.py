@@ -16,7 +16,7 @@ _INT_TYPES = (DataType.Int, DataType.Int32)
 # Ops whose list arguments are sizes (must be >= 0 at execute); slice and
 # pad take positions and widths, which their builders check.
 _SIZE_LIST_OPS = ("reshape", "view", "broadcast_in_dim", "expand", "full",
-                  "iota")
+                  "iota", "uniform", "normal")
 
 
 class Call:

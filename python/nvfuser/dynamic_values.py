@@ -237,7 +237,7 @@ def defer(fd, name, args, kwargs):
         return DeferredScalar(fd)
     values = list(_flatten(list(args) + list(kwargs.values())))
     tensors = any(isinstance(v, Tensor) for v in values)
-    if tensors or name in ("full", "iota"):
+    if tensors or name in ("full", "iota", "uniform", "normal"):
         if name == "var_mean":
             return DeferredTensor(fd), DeferredTensor(fd)
         return DeferredTensor(fd)

@@ -387,6 +387,90 @@ class Ops:
         step = self._val(one if step is None else step, "iota")
         return self._call("iota", _cops.iota, length, start, step, dtype)
 
+    # ---- random numbers ---------------------------------------------------
+    # Values are a function of (rng_seed, rng_offset, the op's stream, the
+    # element's index): equal inputs give equal bits on every path. Without
+    # rng_seed/rng_offset a seed and an offset are drawn from torch's
+    # generator at every execute (docs/rng.md). rng_index (an nvfuser-lite
+    # extension) picks the op's stream; by default the number of random ops
+    # defined before it, and printed definitions give it only where that
+    # differs.
+    def uniform(self, minval, maxval, shape, *, rng_seed=None,
+                rng_offset=None, dtype=DataType.Float, rng_index=None):
+        """Values in [minval, maxval) of `shape`."""
+        return self._random("uniform", minval, maxval, shape, rng_seed,
+                            rng_offset, dtype, rng_index)
+
+    def normal(self, mean, std, shape, *, rng_seed=None, rng_offset=None,
+               dtype=DataType.Float, rng_index=None):
+        """Normally distributed values of `shape` (Box-Muller)."""
+        return self._random("normal", mean, std, shape, rng_seed,
+                            rng_offset, dtype, rng_index)
+
+    def rand_like(self, arg, *, rng_seed=None, rng_offset=None, dtype=None,
+                  rng_index=None):
+        """uniform(0, 1) shaped as arg, of arg's dtype unless given."""
+        return self._random_like("rand_like", arg, rng_seed, rng_offset,
+                                 dtype, rng_index)
+
+    def randn_like(self, arg, *, rng_seed=None, rng_offset=None, dtype=None,
+                   rng_index=None):
+        """normal(0, 1) shaped as arg, of arg's dtype unless given."""
+        return self._random_like("randn_like", arg, rng_seed, rng_offset,
+                                 dtype, rng_index)
+
+    def _random(self, name, a, b, shape, seed, offset, dtype, index):
+        self._fd._check_defining(name)
+        _check_dtype(dtype, name)
+        a, b = self._val(a, name), self._val(b, name)
+        sizes = self._sizes(shape, name)
+        seed, offset = self._rng_state(name, seed, offset)
+        return self._call(name, _cops.random, name, a, b, sizes, seed,
+                          offset, dtype, _rng_index(index, name))
+
+    def _random_like(self, name, arg, seed, offset, dtype, index):
+        self._fd._check_defining(name)
+        if dtype is None:
+            dtype = DataType.Null  # arg's
+        _check_dtype(dtype, name)
+        x = self._tensor(arg, name)
+        seed, offset = self._rng_state(name, seed, offset)
+        return self._call(name, _cops.random_like, name, x, dtype, seed,
+                          offset, _rng_index(index, name))
+
+    def _rng_state(self, name, seed, offset):
+        if (seed is None) != (offset is None):
+            raise ValueError("%s: rng_seed and rng_offset must be given "
+                             "together" % name)
+        if seed is None:
+            return None, None
+        return (self._rng_scalar(seed, name, "rng_seed"),
+                self._rng_scalar(offset, name, "rng_offset"))
+
+    def _rng_scalar(self, x, name, what):
+        """An Int scalar, or an int taken as its 64 bits (torch's seeds go
+        up to 2**64 - 1)."""
+        if isinstance(x, (bool, float)):
+            raise TypeError("%s: %s must be an integer, got %r" %
+                            (name, what, x))
+        if isinstance(x, int):
+            if not -2**63 <= x < 2**64:
+                raise ValueError("%s: %s %d does not fit 64 bits" %
+                                 (name, what, x))
+            x = x - 2**64 if x >= 2**63 else x
+        return self._val(x, name)
+
+
+def _check_dtype(dtype, name):
+    if not isinstance(dtype, DataType):
+        raise TypeError("%s: dtype must be a DataType, got %r" %
+                        (name, dtype))
+
+
+def _rng_index(index, name):
+    return None if index is None else check_int(index, "%s: rng_index" %
+                                                name)
+
 
 _FLOAT_TYPES = (DataType.Double, DataType.Float, DataType.Half,
                 DataType.BFloat16)

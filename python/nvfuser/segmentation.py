@@ -71,6 +71,13 @@ def segment(fd, inputs, enable, disable):
         fd.segments = []
         fd.segment_index_space_maps = {}
         return []
+    if len(plan["fusion_inputs"]) > len(fd.inputs()):
+        # The seed and offset drawn at every execute are inputs of the
+        # concrete fusion only; no definition of fd's would supply them.
+        raise NotImplementedError(
+            "segment: random ops without rng_seed and rng_offset draw their "
+            "seed at every execute; give rng_seed and rng_offset to segment "
+            "this definition")
     originals = {}
     tensor_layouts = iter(fd._input_layouts)
     for name, value in zip(plan["fusion_inputs"], fd.inputs()):

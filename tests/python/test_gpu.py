@@ -551,3 +551,67 @@ def test_complex_ops_run_through_aten_on_gpu():
     assert torch.equal(total, want.sum(1))
     schedulers = [g["scheduler"] for g in fd.last_segmentation()["groups"]]
     assert schedulers.count("expr_eval") == 4 and "pointwise" in schedulers
+
+
+def _bits(t):
+    view = {2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+    return t.contiguous().view(view).cpu()
+
+
+@pytest.mark.parametrize("dtype", [DataType.Float, DataType.Double,
+                                   DataType.Half, DataType.BFloat16])
+def test_random_ops_give_the_cpu_paths_bits_on_gpu(dtype):
+    """Seeded uniform/normal/rand_like/randn_like: the CUDA kernels, the
+    ATen path on the GPU and the CPU give the same bits; also inside a
+    reduction kernel and a row kernel."""
+    def define(fd, x):
+        t = fd.from_pytorch(x)
+        s = fd.define_scalar(None, dtype=DataType.Int)
+        u = fd.ops.uniform(-3.0, 5.0, [257, 1030], rng_seed=s,
+                           rng_offset=12, dtype=dtype)
+        n = fd.ops.normal(1.5, 2.0, [257, 1030], rng_seed=s, rng_offset=12,
+                          dtype=dtype)
+        r = fd.ops.rand_like(t, rng_seed=s, rng_offset=13, dtype=dtype)
+        g = fd.ops.randn_like(t, rng_seed=s, rng_offset=13, dtype=dtype)
+        for v in (u, n, r, g):
+            fd.add_output(v)
+        fd.add_output(fd.ops.sum(fd.ops.cast(n, DataType.Float), [0]))
+        fd.add_output(fd.ops.sub(g, fd.ops.mean(g, [1], keepdim=True)))
+
+    outs = {}
+    for device in ("cpu", "cuda"):
+        x = torch.zeros(129, 4099, device=device)
+        with FusionDefinition() as fd:
+            define(fd, x)
+        outs[device] = fd.execute([x, -987654321])
+        if device == "cuda":
+            assert len(fd.last_cuda_code()) >= 1
+            oracle = fd.execute_unsegmented([x, -987654321])
+            for a, b in zip(oracle[:4], outs["cuda"][:4]):
+                assert torch.equal(_bits(a), _bits(b))
+    for a, b in zip(outs["cpu"][:4], outs["cuda"][:4]):
+        assert b.is_cuda and torch.equal(_bits(a), _bits(b))
+    for a, b in zip(outs["cpu"][4:], outs["cuda"][4:]):
+        torch.testing.assert_close(b.cpu().float(), a.float(), rtol=1e-3,
+                                   atol=1e-2)
+
+
+def test_unseeded_random_ops_follow_the_cuda_generator():
+    x = torch.zeros(1 << 16, device="cuda")
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        fd.add_output(fd.ops.rand_like(t))
+        fd.add_output(fd.ops.randn_like(t))
+    torch.cuda.manual_seed(3)
+    state = torch.cuda.get_rng_state()
+    a = fd.execute([x])
+    # The generator's Philox offset moved on: torch's own kernels draw
+    # other numbers, and so does the next execute.
+    assert not torch.equal(torch.cuda.get_rng_state(), state)
+    b = fd.execute([x])
+    assert not torch.equal(a[0], b[0])
+    torch.cuda.manual_seed(3)
+    again = fd.execute([x])
+    assert torch.equal(a[0], again[0]) and torch.equal(a[1], again[1])
+    assert 0 <= a[0].min().item() and a[0].max().item() < 1
+    assert abs(a[1].mean().item()) < 0.02 and abs(a[1].std().item() - 1) < 0.02

@@ -63,9 +63,9 @@ void* loadSymbol(const std::string& source, const char* symbol) {
   void*& handle = handles[key];
   if (handle == nullptr) {
     std::ofstream(base + ".cpp") << source;
-    const std::string cmd = "c++ -std=c++17 -O1 -w -shared -fPIC -pthread " +
-                            base + ".cpp -o " + base + ".so 2> " + base +
-                            ".log";
+    const std::string cmd =
+        "c++ -std=c++17 -O1 -w -ffp-contract=off -shared -fPIC -pthread " +
+        base + ".cpp -o " + base + ".so 2> " + base + ".log";
     NVF_CHECK_KIND(std::system(cmd.c_str()) == 0, Runtime,
                    "emulated kernel did not compile, see ", base, ".log");
     handle = dlopen((base + ".so").c_str(), RTLD_NOW | RTLD_LOCAL);
