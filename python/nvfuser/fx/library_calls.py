@@ -15,6 +15,14 @@ tensors, as attention's dropout seed; CPU scalar arguments are passed as
 they are). A non-tensor return the graph reads, such as attention's
 ``max_q``, cannot be kept: such a node stays in eager.
 Results no getitem reads are not kept at all.
+
+Collectives never qualify, however functional their schema looks
+(``_c10d_functional.all_reduce`` returns a new tensor, ``wait_tensor``
+too): every rank must issue them in the same order, and a region may run
+its calls in another order than eager or again at a fallback. Operators of
+the namespaces in ``EAGER_NAMESPACES`` stay in eager, as do operators FX
+registers as having side effects (asserts, profiler ranges)
+and operators that return nothing (they are called for a side effect).
 """
 
 import operator
@@ -29,11 +37,35 @@ class LibraryResults(tuple):
     the return, None where it does not."""
 
 
+# Distributed collectives (traceable functional ones of torch >= 2.1,
+# their waits, the process-group ops of torch.distributed, DTensor's).
+EAGER_NAMESPACES = frozenset(("_c10d_functional", "c10d_functional", "c10d",
+                              "_c10d_functional_autograd", "_dtensor"))
+
+
+def _namespace(op):
+    return op._schema.name.partition("::")[0]
+
+
+def _side_effectful(op):
+    """Whether FX registers op as having side effects (not Node.is_impure:
+    newer torch counts seeded random operators, attention's dropout, as
+    impure; those run in order inside a region as in eager)."""
+    known = getattr(torch.fx.node, "_side_effectful_functions", ())
+    return op in known or getattr(op, "overloadpacket", None) in known
+
+
 def _overload(node):
     t = node.target
     if node.op != "call_function" or not isinstance(t, torch._ops.OpOverload):
         raise Unsupported("not an ATen operator")
     schema = t._schema
+    if _namespace(t) in EAGER_NAMESPACES:
+        raise Unsupported("%s is a collective of torch.distributed: it stays "
+                          "in eager, in the order every rank issues it" %
+                          schema.name)
+    if _side_effectful(t) or not schema.returns:
+        raise Unsupported("%s has side effects" % schema.name)
     if any(a.alias_info is not None
            for a in list(schema.arguments) + list(schema.returns)):
         raise Unsupported("%s writes to or returns a view of an argument" %

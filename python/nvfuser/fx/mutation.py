@@ -74,6 +74,17 @@ def _flatten(v):
     return [v]
 
 
+def _distributed_write(target, schema):
+    """torch.distributed's collectives (all_reduce, broadcast, ...) write
+    to their tensor arguments, and so do c10d's in-place operators (whose
+    schemas do not say so on torch 1.13: c10d::allreduce_)."""
+    if isinstance(schema, torch._C.FunctionSchema):
+        ns, _, name = schema.name.partition("::")
+        return ns == "c10d" and name.endswith("_")
+    module = getattr(target, "__module__", None) or ""
+    return module.split(".")[:2] == ["torch", "distributed"]
+
+
 def _known_callable(target):
     """A callable of torch, Python's operators, math or builtins; a Tensor
     method called as a function (torch.Tensor.add) counts as torch's."""
@@ -133,6 +144,8 @@ def written_inputs(node, gm=None, values=None):
     if node.op not in ("call_method", "call_function"):
         return None
     schema = getattr(node.target, "_schema", None)
+    if _distributed_write(node.target, schema):
+        return _tensor_inputs(node)
     if isinstance(schema, torch._C.FunctionSchema):  # an OpOverload
         if any(a.alias_info is not None and a.alias_info.is_write
                for a in schema.arguments):
