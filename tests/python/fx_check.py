@@ -72,8 +72,10 @@ def row_major_kernels(monkeypatch):
     """Makes every fusion output dense row-major, as generated kernels
     write them (the CPU executor returns ATen's layouts instead)."""
     from nvfuser import FusionDefinition
-    execute = FusionDefinition.execute
+    # Regions call _execute_plain; users call execute.
+    for name in ("execute", "_execute_plain"):
+        run = getattr(FusionDefinition, name)
 
-    def dense(self, inputs, **kwargs):
-        return [o.contiguous() for o in execute(self, inputs, **kwargs)]
-    monkeypatch.setattr(FusionDefinition, "execute", dense)
+        def dense(self, inputs, _run=run, **kwargs):
+            return [o.contiguous() for o in _run(self, inputs, **kwargs)]
+        monkeypatch.setattr(FusionDefinition, name, dense)

@@ -81,7 +81,8 @@ def test_tracker_reads_eager_ops_and_reasons():
     from nvfuser.fx import partition
     assert backend.compile_graph is partition.compile_graph  # restored
     assert s["eager_ops"] == {"take": 1, "cumprod": 1}
-    assert s["eager_reasons"]["cumprod"] == ["no translation for cumprod"]
+    assert s["eager_reasons"]["cumprod"] == [
+        "no translation for cumprod (not an ATen operator)"]
     assert s["graphs"][0]["regions"] == 2
     assert s["graphs"][0]["kind"] == "inference"
     assert not s["graphs"][0]["dynamic"]
