@@ -307,3 +307,45 @@ def test_api_table_lists_the_options_the_compiler_accepts():
             set(nvfuser._C.option_names(group)), variable
         assert names_with(rows, variable, ("no-op",)) == \
             set(nvfuser._C.option_names(group, nvfuser_noops=True)), variable
+
+
+# ---- the harness: what nvFuser's own test helper does with a definition ----
+def test_harness_build_execute_print_clone_segment_and_compare():
+    # As nvFuser's exec_nvfuser: build, execute, check the cache, exec the
+    # printed definition, clone, segment, execute again, compare.
+    def definition(fd):
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True],
+                              dtype=DataType.Float)
+        t1 = fd.ops.exp(t0)
+        fd.add_output(fd.ops.sum(fd.ops.mul(t1, 0.123456789012345), [1]))
+        fd.add_output(fd.ops.cast(t1, DataType.Half))
+        fd.add_output(fd.ops.matmul(t1, fd.ops.permute(t1, [1, 0])))
+    x = torch.randn(6, 9)
+    want = [(x.exp() * 0.123456789012345).sum(1), x.exp().half(),
+            x.exp() @ x.exp().t()]
+    FusionCache.reset()
+    with FusionDefinition() as fd:
+        definition(fd)
+    out = fd.execute([x])
+    for o, w in zip(out, want):
+        torch.testing.assert_close(o, w)
+    assert FusionCache.get().num_fusions() == 1
+    with FusionDefinition() as again:
+        definition(again)
+    assert FusionCache.get().num_fusions() == 1 and again.id() == fd.id()
+    # The printed definition, executed, builds the same fusion.
+    scope = {"FusionDefinition": FusionDefinition, "DataType": DataType}
+    exec(repr(fd), scope)  # noqa: S102 (our own printed definition)
+    name = next(k for k in scope if k.startswith("nvfuser_fusion_id"))
+    with FusionDefinition() as printed:
+        scope[name](printed)
+    assert printed.id() == fd.id()
+    clone = FusionDefinition()
+    nvfuser.clone(fd, clone)
+    segments = fd.segment([x])  # execute now runs these
+    assert len(segments) >= 2
+    for run in (printed, clone, fd):
+        for o, w in zip(run.execute([x]), want):
+            torch.testing.assert_close(o, w)
+    # Nothing new but the segments' own definitions.
+    assert FusionCache.get().num_fusions() == 1 + len(segments)
