@@ -31,13 +31,23 @@ std::string AtenCallOp::attributesToString() const {
 }
 
 namespace {
+// A Python string literal of s: quotes and backslashes escaped, other
+// non-printable bytes as \xNN (a printed definition stays one line).
 std::string quoted(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
     if (c == '\\' || c == '\'') {
       out += '\\';
+      out += c;
+    } else if (u < 0x20 || u >= 0x7f) {
+      const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[u >> 4];
+      out += hex[u & 15];
+    } else {
+      out += c;
     }
-    out += c;
   }
   return out + "'";
 }

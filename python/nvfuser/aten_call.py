@@ -159,9 +159,9 @@ def _flat_argument(fd, name, param, v, inputs):
         return ("double", v)
     if isinstance(v, (list, tuple)):
         return ("ints", list(v))
-    if v.isprintable():
+    if v.isascii() and v.isprintable():
         return ("str", v)
-    raise TypeError("%s: the string %r is not printable" % (what, v))
+    raise TypeError("%s: the string %r is not printable ASCII" % (what, v))
 
 
 def _flat_results(fd, name, schema, results, inputs):

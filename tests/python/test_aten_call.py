@@ -151,6 +151,23 @@ def test_bad_calls_raise_naming_the_problem(op, args, results, kind,
         fd.add_output(x)
 
 
+def test_a_string_argument_must_be_printable_ascii():
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[4], dtype=DataType.Float)
+        r = [(0, DataType.Float, [4])]
+        for bad in ("tan\nh", "t\u00e4nh"):
+            with pytest.raises(TypeError, match="not printable ASCII"):
+                fd.ops.aten_call("aten::gelu", [x], r,
+                                 kwargs={"approximate": bad})
+        (y,) = fd.ops.aten_call("aten::gelu", [x], r,
+                                kwargs={"approximate": "tanh"})
+        fd.add_output(y)
+    x = torch.randn(4)
+    torch.testing.assert_close(
+        fd.execute([x])[0], torch.nn.functional.gelu(x, approximate="tanh"))
+    assert "'tanh'" in repr(fd)
+
+
 def test_an_unknown_keyword_and_a_repeated_argument():
     with FusionDefinition() as fd:
         x = fd.define_tensor(shape=[4], dtype=DataType.Float)

@@ -108,7 +108,7 @@ TEST(AtenCallTest, PrintsAsPython) {
   scale.doubleValue = 0.1;
   AtenCallArg text;
   text.kind = AtenCallArg::Kind::String;
-  text.text = "it's";
+  text.text = "it's\n";
   AtenCallArg dims;
   dims.kind = AtenCallArg::Kind::IntList;
   dims.ints = {0, 1};
@@ -117,7 +117,7 @@ TEST(AtenCallTest, PrintsAsPython) {
                        {{2, DataType::Half, {{0, 1, 0}, {-1, 0, 5}}}})[0]);
   const std::string py = fusionToPython(f);
   EXPECT_NE(py.find("t1, = fd.ops.aten_call('ns::op.over', [t0, None, True, "
-                    "0.1, 'it\\'s', [0, 1]], results=[(2, DataType.Half, "
+                    "0.1, 'it\\'s\\x0a', [0, 1]], results=[(2, DataType.Half, "
                     "[(t0, 1), 5])])"),
             std::string::npos)
       << py;
