@@ -44,10 +44,6 @@ def _type_name(arg):
     return str(arg.type)
 
 
-def _is_tensor_type(arg):
-    return _type_name(arg) in ("Tensor", "Optional[Tensor]", "Tensor?")
-
-
 def _check_functional(name, schema):
     for a in list(schema.arguments) + list(schema.returns):
         if a.alias_info is not None:
@@ -110,13 +106,13 @@ def _number(v, kinds):
 def _accepts(type_name, v):
     """Whether v can be passed for an argument of the schema type."""
     t = type_name
-    for pre, post in (("Optional[", "]"), ("", "?")):
-        if t.startswith(pre) and t.endswith(post) and len(t) > len(
-                pre + post) and (pre or post):
-            if v is None:
-                return True
-            t = t[len(pre):len(t) - len(post)]
-            break
+    optional = t.startswith("Optional[") and t.endswith("]")
+    if optional:
+        t = t[len("Optional["):-1]
+    elif t.endswith("?"):
+        optional, t = True, t[:-1]
+    if optional and v is None:
+        return True
     if t == "Tensor":
         return isinstance(v, Tensor) or v is None
     if t in ("int", "SymInt"):

@@ -101,10 +101,11 @@ def _plain(v, device):
             all(isinstance(s, int) for s in v.shape))
 
 
-def check_callable(node, value, values):
-    """Unsupported unless node can run as an aten_call: a functional
-    OpOverload whose kept results are plain tensors on the device of its
-    tensor arguments."""
+def kept_results(node, value, values):
+    """(op, {return index: recorded value}) of a node that can run as an
+    aten_call: a functional OpOverload whose kept results (its one return,
+    or those getitems read) are plain tensors on the device of its tensor
+    arguments; Unsupported otherwise."""
     op = _overload(node)
     devices = {values[a].device for a in node.all_input_nodes
                if isinstance(values.get(a), torch.Tensor) and
@@ -123,27 +124,30 @@ def check_callable(node, value, values):
             raise Unsupported("return %d of %s is not a plain tensor of a "
                               "supported dtype on %s" % (
                                   i, op._schema.name, device))
-    return op
+    return op, kept
+
+
+def check_callable(node, value, values):
+    """The OpOverload of a node that can run as an aten_call
+    (kept_results); Unsupported otherwise."""
+    return kept_results(node, value, values)[0]
 
 
 def translate(ctx, node, args, kwargs):
     """The node as one fd.ops.aten_call: a Tensor, or LibraryResults."""
     from .elementwise import _nv
     value = ctx.value_of(node)
-    op = check_callable(node, value, ctx.values)
-    multi = len(op._schema.returns) > 1
-    kept = read_returns(node) if multi else [0]
-    results = []
-    for i in kept:
-        v = value[i] if multi else value
-        results.append((i, _nv(v.dtype), [int(s) for s in v.shape]))
+    op, kept = kept_results(node, value, ctx.values)
+    order = sorted(kept)
+    results = [(i, _nv(kept[i].dtype), [int(s) for s in kept[i].shape])
+               for i in order]
     try:
         outs = ctx.fd.ops.aten_call(op, list(args), results, dict(kwargs))
     except (TypeError, ValueError) as e:
         raise Unsupported(str(e)) from None
-    if not multi:
+    if len(op._schema.returns) == 1:
         return outs[0]
     pieces = [None] * len(value)
-    for i, t in zip(kept, outs):
+    for i, t in zip(order, outs):
         pieces[i] = t
     return LibraryResults(pieces)

@@ -149,8 +149,9 @@ def _support_reason(node, values, reasons, analysis, devices=()):
     if name in VIEW_OPS and analysis.shares_written_memory(node):
         return "may share memory with a tensor written in place; a " \
                "region's copy would not see the write"
-    if isinstance(out, (tuple, list)) and _library_tuple(node, out, values):
-        out = out[library_calls.read_returns(node)[0]]
+    library = _library_tuple(node, out, values)
+    if library:
+        out = library[min(library)]
     elif isinstance(out, (tuple, list)) and name in TUPLE_OPS:
         # A tuple of pieces: fine when only getitems read it.
         if not out or not all(_plain_tensor(p) for p in out):
@@ -189,9 +190,8 @@ def _support_reason(node, values, reasons, analysis, devices=()):
                 v = values[a]
                 if isinstance(v, torch.Tensor):
                     return define(v)
-                if isinstance(v, (tuple, list)) and \
-                        _library_tuple(a, v, values):
-                    kept = library_calls.read_returns(a)
+                kept = _library_tuple(a, v, values)
+                if kept:
                     return library_calls.LibraryResults(
                         define(p) if i in kept else None
                         for i, p in enumerate(v))
@@ -214,15 +214,15 @@ def _support_reason(node, values, reasons, analysis, devices=()):
 
 
 def _library_tuple(node, out, values):
-    """Whether out is the tuple of an ATen call (library_calls.py) that
-    getitems alone read."""
-    if op_name(node) in TUPLE_OPS:
-        return False
+    """The results getitems read ({return index: value}) when out is the
+    tuple of an ATen call (library_calls.py) that getitems alone read;
+    else None."""
+    if not isinstance(out, (tuple, list)) or op_name(node) in TUPLE_OPS:
+        return None
     try:
-        library_calls.check_callable(node, out, values)
-        return bool(library_calls.read_returns(node))
+        return library_calls.kept_results(node, out, values)[1] or None
     except Unsupported:
-        return False
+        return None
 
 
 def _first_line(e):
