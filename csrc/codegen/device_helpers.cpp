@@ -122,6 +122,25 @@ __device__ __forceinline__ nvf_e5m2 nvf_f_to_e5m2(float f) {
   r.x = nvf_f_to_fp8(f, 2, 15, 15, false);
   return r;
 }
+// e8m0fnu (powers of two, no sign, no zero) converts as torch's does:
+// code 0 reads as 2^-127, 255 as NaN; a float keeps its exponent field,
+// one up when its leading mantissa bit is set and either a lower bit or
+// the implicit bit is (1.5 * 2^e rounds up, a subnormal only past
+// 2^-127); the sign is dropped, inf and NaN give NaN.
+struct __align__(1) nvf_e8m0 { unsigned char x; };
+__device__ __forceinline__ float nvf_e8m0_to_f(nvf_e8m0 v) {
+  if (v.x == 0u) return __uint_as_float(0x00400000u);
+  if (v.x == 0xffu) return __uint_as_float(0x7f800001u);
+  return __uint_as_float((unsigned)v.x << 23);
+}
+__device__ __forceinline__ nvf_e8m0 nvf_f_to_e8m0(float f) {
+  const unsigned u = __float_as_uint(f), e = (u >> 23) & 0xffu;
+  const bool up = e != 0xffu && (u & 0x400000u) != 0u &&
+                  ((u & 0x3fffffu) != 0u || e != 0u);
+  nvf_e8m0 r;
+  r.x = (unsigned char)(e + (up ? 1u : 0u));
+  return r;
+}
 template <typename T>
 __device__ __forceinline__ T nvf_max(T a, T b) { return (a != a || a > b) ? a : b; }
 template <typename T>

@@ -27,30 +27,26 @@ std::string cudaType(DataType t) {
       return "nvf_e4m3";
     case DataType::Float8_e5m2:
       return "nvf_e5m2";
+    case DataType::Float8_e8m0fnu:
+      return "nvf_e8m0";
     default:
       NVF_THROW(NotImplemented, "no CUDA type for ", toString(t));
   }
 }
-
-namespace {
-const char* float8Name(DataType t) {
-  return t == DataType::Float8_e4m3fn ? "e4m3" : "e5m2";
-}
-}  // namespace
 
 std::string castExpr(DataType from, DataType to, const std::string& e) {
   if (from == to) {
     return e;
   }
   // Float8 values go through Float both ways, as torch's conversions do
-  // (a Double is rounded to Float first).
+  // (a Double is rounded to Float first); the helpers are named by the
+  // types' short names (nvf_e4m3_to_f, nvf_f_to_e8m0, ...).
   if (isFloat8Type(from)) {
-    return castExpr(
-        DataType::Float, to,
-        std::string("nvf_") + float8Name(from) + "_to_f(" + e + ")");
+    return castExpr(DataType::Float, to,
+                    std::string("nvf_") + shortName(from) + "_to_f(" + e + ")");
   }
   if (isFloat8Type(to)) {
-    return std::string("nvf_f_to_") + float8Name(to) + "(" +
+    return std::string("nvf_f_to_") + shortName(to) + "(" +
            castExpr(from, DataType::Float, e) + ")";
   }
   if (from == DataType::Half || from == DataType::BFloat16) {

@@ -28,6 +28,8 @@ const char* toString(DataType dtype) {
       return "Float8_e4m3fn";
     case DataType::Float8_e5m2:
       return "Float8_e5m2";
+    case DataType::Float8_e8m0fnu:
+      return "Float8_e8m0fnu";
     case DataType::Null:
       return "Null";
   }
@@ -58,6 +60,8 @@ const char* shortName(DataType dtype) {
       return "e4m3";
     case DataType::Float8_e5m2:
       return "e5m2";
+    case DataType::Float8_e8m0fnu:
+      return "e8m0";
     case DataType::Null:
       return "null";
   }
@@ -79,6 +83,7 @@ int64_t dataTypeSize(DataType dtype) {
     case DataType::Bool:
     case DataType::Float8_e4m3fn:
     case DataType::Float8_e5m2:
+    case DataType::Float8_e8m0fnu:
       return 1;
     case DataType::ComplexDouble:
       return 16;
@@ -102,7 +107,8 @@ bool isReducedFloat(DataType d) {
   return d == DataType::Half || d == DataType::BFloat16;
 }
 bool isFloat8Type(DataType d) {
-  return d == DataType::Float8_e4m3fn || d == DataType::Float8_e5m2;
+  return d == DataType::Float8_e4m3fn || d == DataType::Float8_e5m2 ||
+         d == DataType::Float8_e8m0fnu;
 }
 
 DataType complexTypeOf(DataType d) {

@@ -21,6 +21,9 @@ enum class DataType {
   // infinity (an overflow is NaN, as torch converts), e5m2 has one.
   Float8_e4m3fn,
   Float8_e5m2,
+  // Powers of two only (the OCP MX scale type): 8 exponent bits, no sign,
+  // no mantissa, no zero (code 0 is 2^-127), code 255 is NaN.
+  Float8_e8m0fnu,
   Null,
 };
 
@@ -33,8 +36,8 @@ bool isFloatingType(DataType dtype);
 bool isIntegralType(DataType dtype);  // Int, Int32 (not Bool)
 bool isComplexType(DataType dtype);
 bool isReducedFloat(DataType dtype);  // Half, BFloat16
-// Float8_e4m3fn, Float8_e5m2 (not floating types for arithmetic: casts and
-// data movement only).
+// Float8_e4m3fn, Float8_e5m2, Float8_e8m0fnu (not floating types for
+// arithmetic: casts and data movement only).
 bool isFloat8Type(DataType dtype);
 // The complex type of a real one, as torch pairs them: Double gives
 // ComplexDouble, every other type ComplexFloat; complex types are kept.

@@ -13,16 +13,13 @@
     (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
 #define NVF_TORCH_HAS_FLOAT8 1
 #endif
+// ... and float8_e8m0fnu (the MX scale type) from 2.7 on.
+#if TORCH_VERSION_MAJOR > 2 || \
+    (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 7)
+#define NVF_TORCH_HAS_FLOAT8_E8M0 1
+#endif
 
 namespace nvfuser {
-
-bool torchHasFloat8() {
-#ifdef NVF_TORCH_HAS_FLOAT8
-  return true;
-#else
-  return false;
-#endif
-}
 
 DataType fromAtenType(at::ScalarType t) {
   switch (t) {
@@ -49,6 +46,10 @@ DataType fromAtenType(at::ScalarType t) {
       return DataType::Float8_e4m3fn;
     case at::kFloat8_e5m2:
       return DataType::Float8_e5m2;
+#endif
+#ifdef NVF_TORCH_HAS_FLOAT8_E8M0
+    case at::kFloat8_e8m0fnu:
+      return DataType::Float8_e8m0fnu;
 #endif
     default:
       NVF_THROW(Type, "tensors of dtype ", c10::toString(t),
@@ -84,6 +85,13 @@ at::ScalarType toAtenType(DataType t) {
 #else
       NVF_THROW(Type, "DataType.", toString(t),
                 " tensors need torch >= 2.1; this is torch " TORCH_VERSION);
+#endif
+    case DataType::Float8_e8m0fnu:
+#ifdef NVF_TORCH_HAS_FLOAT8_E8M0
+      return at::kFloat8_e8m0fnu;
+#else
+      NVF_THROW(Type, "DataType.", toString(t),
+                " tensors need torch >= 2.7; this is torch " TORCH_VERSION);
 #endif
     case DataType::Null:
       break;

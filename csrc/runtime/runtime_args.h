@@ -28,8 +28,6 @@ struct RuntimeArg {
 };
 
 DataType fromAtenType(at::ScalarType t);
-// Whether this torch has Float8 tensors (float8_e4m3fn, float8_e5m2).
-bool torchHasFloat8();
 at::ScalarType toAtenType(DataType t);
 
 // Checks made on every call (describeArgs runs once per input signature):

@@ -56,6 +56,7 @@ PYBIND11_MODULE(_C, m) {
       .value("ComplexDouble", DataType::ComplexDouble)
       .value("Float8_e4m3fn", DataType::Float8_e4m3fn)
       .value("Float8_e5m2", DataType::Float8_e5m2)
+      .value("Float8_e8m0fnu", DataType::Float8_e8m0fnu)
       .value("Null", DataType::Null);
 
   m.def("dump_enabled", &nvfuser::Options::dumpEnabled,

@@ -25,22 +25,25 @@ _TORCH_TO_DTYPE = {
     torch.complex64: DataType.ComplexFloat,
     torch.complex128: DataType.ComplexDouble,
 }
-# torch >= 2.1 has Float8 tensors; the DataType members exist regardless.
-_FLOAT8 = {"float8_e4m3fn": DataType.Float8_e4m3fn,
-           "float8_e5m2": DataType.Float8_e5m2}
-for _torch_name, _dtype in _FLOAT8.items():
+# Float8 tensors: torch >= 2.1 has e4m3fn and e5m2, >= 2.7 e8m0fnu; the
+# DataType members exist regardless. torch name -> (DataType, first torch).
+_FLOAT8 = {"float8_e4m3fn": (DataType.Float8_e4m3fn, "2.1"),
+           "float8_e5m2": (DataType.Float8_e5m2, "2.1"),
+           "float8_e8m0fnu": (DataType.Float8_e8m0fnu, "2.7")}
+for _torch_name, (_dtype, _) in _FLOAT8.items():
     if hasattr(torch, _torch_name):
         _TORCH_TO_DTYPE[getattr(torch, _torch_name)] = _dtype
 
 
 def check_torch_has(dtype, what):
-    """TypeError when this torch has no tensors of `dtype` (Float8 before
-    torch 2.1): such a tensor could be neither passed nor returned."""
-    for torch_name, float8 in _FLOAT8.items():
+    """TypeError when this torch has no tensors of `dtype` (a Float8 type
+    older than this torch): such a tensor could be neither passed nor
+    returned."""
+    for torch_name, (float8, since) in _FLOAT8.items():
         if dtype == float8 and not hasattr(torch, torch_name):
             raise TypeError(
-                "%s: DataType.%s tensors need torch >= 2.1 (torch.%s); this "
-                "is torch %s" % (what, dtype.name, torch_name,
+                "%s: DataType.%s tensors need torch >= %s (torch.%s); this "
+                "is torch %s" % (what, dtype.name, since, torch_name,
                                  torch.__version__))
 
 

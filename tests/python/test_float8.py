@@ -1,7 +1,8 @@
-"""Float8 dtypes (DataType.Float8_e4m3fn, Float8_e5m2): the enum members
-exist with every torch; with a torch that has no Float8 tensors (before
-2.1, as torch 1.13 on the CI machine) defining or casting to one is a
-TypeError naming the dtype and the torch version; with one that has them,
+"""Float8 dtypes (DataType.Float8_e4m3fn, Float8_e5m2, Float8_e8m0fnu): the
+enum members exist with every torch; with a torch that has no tensors of
+the type (e4m3fn and e5m2 before 2.1, e8m0fnu before 2.7; torch 1.13 on
+the CI machine has none) defining or casting to one is a TypeError naming
+the dtype and the torch version; with one that has them,
 casts match torch bitwise on the CPU (ATen's conversions). Generated
 kernels: tests/cpp/core/test_float8.cpp (NVRTC), tests/cpp/runtime/
 test_float8_conversions.cpp (the conversions), tests/python/test_gpu.py
@@ -13,24 +14,30 @@ import torch
 from nvfuser import DataType, FusionDefinition
 from nvfuser.pytorch_utils import torch_dtype_to_nvfuser_dtype
 
-FLOAT8 = {DataType.Float8_e4m3fn: "float8_e4m3fn",
-          DataType.Float8_e5m2: "float8_e5m2"}
-HAS_FLOAT8 = hasattr(torch, "float8_e4m3fn")
-needs_float8 = pytest.mark.skipif(not HAS_FLOAT8,
-                                  reason="this torch has no Float8 tensors")
+# DataType -> (torch dtype name, first torch version that has it)
+FLOAT8 = {DataType.Float8_e4m3fn: ("float8_e4m3fn", "2.1"),
+          DataType.Float8_e5m2: ("float8_e5m2", "2.1"),
+          DataType.Float8_e8m0fnu: ("float8_e8m0fnu", "2.7")}
+
+
+def torch_has(dtype):
+    return hasattr(torch, FLOAT8[dtype][0])
 
 
 def test_members_exist():
-    assert DataType.Float8_e4m3fn.name == "Float8_e4m3fn"
-    assert DataType.Float8_e5m2.name == "Float8_e5m2"
-    assert DataType.Float8_e4m3fn != DataType.Float8_e5m2
+    names = [d.name for d in FLOAT8]
+    assert names == ["Float8_e4m3fn", "Float8_e5m2", "Float8_e8m0fnu"]
+    assert len(set(FLOAT8)) == 3
 
 
-@pytest.mark.skipif(HAS_FLOAT8, reason="this torch has Float8 tensors")
 @pytest.mark.parametrize("dtype", list(FLOAT8))
 def test_torch_without_float8_gets_a_type_error(dtype):
-    pattern = (r"DataType\.%s tensors need torch >= 2\.1 \(torch\.%s\); "
-               r"this is torch %s" % (dtype.name, FLOAT8[dtype],
+    if torch_has(dtype):
+        pytest.skip("this torch has torch.%s" % FLOAT8[dtype][0])
+    name, since = FLOAT8[dtype]
+    pattern = (r"DataType\.%s tensors need torch >= %s \(torch\.%s\); "
+               r"this is torch %s" % (dtype.name, since.replace(".", r"\."),
+                                      name,
                                       torch.__version__.replace(".", r"\.")))
     with FusionDefinition() as fd:
         with pytest.raises(TypeError, match="define_tensor: " + pattern):
@@ -55,16 +62,18 @@ def test_float8_values_are_storage_only():
         fd.add_output(t)
 
 
-@needs_float8
 @pytest.mark.parametrize("dtype", list(FLOAT8))
 def test_casts_match_torch_bitwise_on_the_cpu(dtype):
-    f8 = getattr(torch, FLOAT8[dtype])
+    if not torch_has(dtype):
+        pytest.skip("this torch has no torch.%s" % FLOAT8[dtype][0])
+    f8 = getattr(torch, FLOAT8[dtype][0])
     assert torch_dtype_to_nvfuser_dtype(f8) == dtype
     codes = torch.arange(256, dtype=torch.int32).to(torch.uint8)
     every = codes.view(f8)
     x = torch.cat([torch.randn(512) * 100, torch.tensor(
         [0.0, -0.0, float("inf"), float("-inf"), float("nan"), 448.0, 464.0,
-         470.0, 480.0, 57344.0, 61440.0, 65536.0, 2.0 ** -10, 2.0 ** -17])])
+         470.0, 480.0, 57344.0, 61440.0, 65536.0, 2.0 ** -10, 2.0 ** -17,
+         1.5, -3.0, 2.0 ** -127, 2.0 ** -130, 1.5 * 2.0 ** 127])])
     with FusionDefinition() as fd:
         t8 = fd.from_pytorch(every)
         tx = fd.from_pytorch(x)

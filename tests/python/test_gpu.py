@@ -486,15 +486,16 @@ def test_profile_times_each_segment_with_cuda_events():
 
 
 FLOAT8 = {DataType.Float8_e4m3fn: "float8_e4m3fn",
-          DataType.Float8_e5m2: "float8_e5m2"}
+          DataType.Float8_e5m2: "float8_e5m2",
+          DataType.Float8_e8m0fnu: "float8_e8m0fnu"}
 
 
-@pytest.mark.skipif(not hasattr(torch, "float8_e4m3fn"),
-                    reason="this torch has no Float8 tensors")
 @pytest.mark.parametrize("dtype", list(FLOAT8))
 def test_float8_casts_match_torch_bitwise_on_gpu(dtype):
     # Every code decoded, and floats of every magnitude (ties, overflow
     # thresholds, subnormals, inf, NaN) rounded, by generated kernels.
+    if not hasattr(torch, FLOAT8[dtype]):
+        pytest.skip("this torch has no torch.%s" % FLOAT8[dtype])
     f8 = getattr(torch, FLOAT8[dtype])
     codes = torch.arange(256, dtype=torch.int32).to(torch.uint8).cuda()
     every = codes.view(f8)
@@ -502,7 +503,8 @@ def test_float8_casts_match_torch_bitwise_on_gpu(dtype):
     special = torch.tensor(
         [0.0, -0.0, float("inf"), float("-inf"), float("nan"), 448.0, 464.0,
          470.0, 480.0, 57344.0, 61440.0, 61441.0, 65536.0, 2.0 ** -10,
-         2.0 ** -17, 1e-30, 3e38], device="cuda")
+         2.0 ** -17, 1e-30, 3e38, 1.5, -3.0, 2.0 ** -127, 2.0 ** -130,
+         1.5 * 2.0 ** 127, 1.4e-45], device="cuda")
     values = every.float()
     mids = (values[1:] + values[:-1]) / 2
     x = torch.cat([special, values, mids, -mids,

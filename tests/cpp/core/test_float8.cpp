@@ -1,6 +1,6 @@
-// Float8_e4m3fn and Float8_e5m2 in the core: storage only (casts, copies
-// and views take them, every other op is a TypeError naming it), printed
-// by name, and cast kernels to and from them generated and compiled by
+// Float8_e4m3fn, Float8_e5m2 and Float8_e8m0fnu in the core: storage only
+// (casts, copies and views take them, every other op is a TypeError naming it),
+// printed by name, and cast kernels to and from them generated and compiled by
 // NVRTC for sm_90 and sm_80 without a GPU. Their conversions:
 // tests/cpp/runtime/test_float8_conversions.cpp; against torch on a GPU:
 // tests/python/test_gpu.py.
@@ -23,8 +23,8 @@
 namespace nvfuser {
 
 namespace {
-const std::vector<DataType> kFloat8 = {DataType::Float8_e4m3fn,
-                                       DataType::Float8_e5m2};
+const std::vector<DataType> kFloat8 = {
+    DataType::Float8_e4m3fn, DataType::Float8_e5m2, DataType::Float8_e8m0fnu};
 }  // namespace
 
 TEST(Float8Test, StorageOnly) {
@@ -57,7 +57,11 @@ TEST(Float8Test, PrintedByName) {
   TensorView* x = defineTensor(f, {-1}, DataType::Float8_e4m3fn);
   f.addOutput(
       castOp(castOp(x, DataType::Float), DataType::Float8_e5m2)->asTensor());
+  f.addOutput(castOp(x, DataType::Float8_e8m0fnu)->asTensor());
   const std::string text = fusionToPython(f);
+  EXPECT_NE(text.find("fd.ops.cast(t0, dtype=DataType.Float8_e8m0fnu)"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("dtype=DataType.Float8_e4m3fn"), std::string::npos);
   EXPECT_NE(text.find("fd.ops.cast(t1, dtype=DataType.Float8_e5m2)"),
             std::string::npos)
@@ -95,9 +99,8 @@ TEST(Float8Test, CastKernelsCompileWithNvrtc) {
     ExtractedSegment seg = extractSegment(sf->groups()[0]);
     KernelSource ks = generatePointwiseKernel(*seg.fusion, "fp8_casts", {},
                                               PointwiseCodegenOptions());
-    const std::string name =
-        t == DataType::Float8_e4m3fn ? "nvf_f_to_e4m3(" : "nvf_f_to_e5m2(";
-    EXPECT_NE(ks.code.find(name), std::string::npos);
+    const std::string name = std::string("nvf_f_to_") + shortName(t) + "(";
+    EXPECT_NE(ks.code.find(name), std::string::npos) << name;
     EXPECT_GT(countOf(ks.code, "nvf_vload("), 0u) << ks.code;
     for (const char* arch : {"sm_90", "sm_80"}) {
       EXPECT_GT(compileWithNvrtc(ks.code, ks.name, arch).cubin.size(), 0u)
