@@ -6,7 +6,10 @@
 #   OUT_DIR=$OUT bash benchmarks/device_suite.sh [step ...]
 #
 # Steps (default: all, in this order): tests fx_tests demo pointwise norm
-# fx_backend rope warm model. Setup (apt skipped, python3 on PATH) always runs
+# fx_backend rope warm model dist. dist: examples/distributed_train.py with
+# 2 ranks (DDP and FSDP2; nvfuser with --check, eager, inductor) over gloo
+# on one GPU (--share-gpu), or NCCL when the machine has two (DIST_ARGS
+# adds flags). Setup (apt skipped, python3 on PATH) always runs
 # first. The model step (benchmarks/model_bench.py, one child process per
 # model) runs MODEL_BENCH_ARGS, default "--models llama,qwen2,mistral
 # --dynamic"; e.g. MODEL_BENCH_ARGS="--models qwen3,gemma2,phi3,olmo2,granite"
@@ -42,7 +45,7 @@ step setup 300 bash scripts/setup.sh || {
 
 want() { [ $# -eq 0 ] || [[ " $* " == *" $STEP "* ]]; }
 ARGS=("$@")
-for STEP in tests fx_tests demo pointwise norm fx_backend rope warm model; do
+for STEP in tests fx_tests demo pointwise norm fx_backend rope warm model dist; do
   want "${ARGS[@]}" || continue
   case "$STEP" in
     tests)
@@ -82,5 +85,20 @@ for STEP in tests fx_tests demo pointwise norm fx_backend rope warm model; do
       # timeout.
       grep -E "^\||^WARNING" "$OUT_DIR/model_bench.md" 2>/dev/null ||
         tail -n 20 "$OUT_DIR/model.log" ;;
+    dist)
+      ngpu=$("$PY" -c 'import torch; print(torch.cuda.device_count())')
+      comm="--dist-backend nccl"
+      [ "$ngpu" -ge 2 ] || comm="--dist-backend gloo --share-gpu"
+      for run in "ddp nvfuser --check" "ddp eager" "ddp inductor" \
+        "fsdp2 nvfuser --check" "fsdp2 eager"; do
+        set -- $run
+        name="dist_$1_$2"
+        # shellcheck disable=SC2086  # flags lists
+        step "$name" 180 "$PY" -m torch.distributed.run --nproc-per-node 2 \
+          examples/distributed_train.py --mode "$1" --backend "$2" \
+          --steps 10 $comm ${3:-} ${DIST_ARGS:-}
+        grep -E "^step|loss|ms|error|Error|eager" "$OUT_DIR/$name.log" |
+          tail -n 16
+      done ;;
   esac
 done

@@ -4,7 +4,8 @@ torch.compile (issue 19): DDP or FSDP2, nvfuser / inductor / eager.
     torchrun --nproc-per-node 2 examples/distributed_train.py \\
         [--mode ddp|fsdp2] [--backend nvfuser|inductor|eager] [--steps N] \\
         [--model llama] [--device cuda|cpu] [--dist-backend nccl|gloo] \\
-        [--check] [--dtype bf16|fp32] [--layers 2 --hidden 256 ...]
+        [--share-gpu] [--check] [--dtype bf16|fp32] \\
+        [--layers 2 --hidden 256 ...]
 
 The model is built from a config (random weights, offline, no hub) by
 benchmarks/model_bench.py's make_config/build_model, seeded alike on every
@@ -18,7 +19,8 @@ compares the loss curves (exit status 1 when a step differs by more than
 Needs torch >= 2.0 (dynamo) unless --backend eager, torch >= 2.4 for
 --mode fsdp2, and transformers. The CPU runs with --device cpu
 --dist-backend gloo (gloo must all-reduce the --dtype; older gloo cannot
-reduce bfloat16: use --dtype fp32 there).
+reduce bfloat16: use --dtype fp32 there). With one GPU, --dist-backend
+gloo --share-gpu runs both ranks on it.
 """
 
 import argparse
@@ -70,6 +72,9 @@ def parse(argv=None):
                    help="default: cuda where available")
     p.add_argument("--dist-backend", default=None, choices=("nccl", "gloo"),
                    help="default: nccl on cuda, gloo on cpu")
+    p.add_argument("--share-gpu", action="store_true",
+                   help="ranks share GPUs (rank r on cuda:r mod #GPUs); "
+                        "gloo only: NCCL needs a GPU per rank")
     p.add_argument("--dtype", default="bf16", choices=("bf16", "fp32"))
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--attn", default="sdpa",
@@ -89,6 +94,9 @@ def parse(argv=None):
         a.dist_backend = "nccl" if a.device == "cuda" else "gloo"
     if a.dist_backend == "nccl" and a.device != "cuda":
         p.error("nccl needs --device cuda (use --dist-backend gloo)")
+    if a.share_gpu and (a.device != "cuda" or a.dist_backend != "gloo"):
+        p.error("--share-gpu needs --device cuda --dist-backend gloo (NCCL "
+                "needs a GPU per rank)")
     if a.tol is None:
         a.tol = 2e-2 if a.dtype == "bf16" else 1e-3
     if a.steps < 1:
@@ -150,11 +158,14 @@ def device_of(a, local_rank):
     if a.device == "cpu":
         return torch.device("cpu")
     n = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    if local_rank >= n:
+    if n == 0 or (local_rank >= n and not a.share_gpu):
         raise SetupError("local rank %d needs cuda:%d; this machine has %d "
-                         "GPU(s)" % (local_rank, local_rank, n))
-    torch.cuda.set_device(local_rank)
-    return torch.device("cuda", local_rank)
+                         "GPU(s)%s" % (local_rank, local_rank, n,
+                                       "" if n == 0 else
+                                       " (gloo: --share-gpu)"))
+    index = local_rank % n
+    torch.cuda.set_device(index)
+    return torch.device("cuda", index)
 
 
 def check_dtype_reduces(a, device):

@@ -49,11 +49,33 @@ def test_defaults_follow_the_device():
 
 @pytest.mark.parametrize("argv", [
     ["--device", "cpu", "--dist-backend", "nccl"],
-    ["--steps", "0"], ["--mode", "fsdp"], ["--backend", "cudagraphs"]])
+    ["--steps", "0"], ["--mode", "fsdp"], ["--backend", "cudagraphs"],
+    ["--device", "cpu", "--share-gpu"],
+    ["--device", "cuda", "--dist-backend", "nccl", "--share-gpu"]])
 def test_bad_arguments_exit_with_usage(argv, capsys):
     with pytest.raises(SystemExit) as e:
         dt.parse(argv)
     assert e.value.code == 2
+
+
+def test_share_gpu_maps_ranks_onto_the_gpus(monkeypatch):
+    a = dt.parse(["--device", "cuda", "--dist-backend", "gloo",
+                  "--share-gpu"])
+    chosen = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "set_device", chosen.append)
+    assert [dt.device_of(a, r) for r in (0, 1)] == [
+        torch.device("cuda", 0)] * 2
+    assert chosen == [0, 0]
+    a.share_gpu = False
+    with pytest.raises(dt.SetupError, match=r"local rank 1 needs cuda:1; "
+                       r"this machine has 1 GPU\(s\) \(gloo: --share-gpu\)"):
+        dt.device_of(a, 1)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+    a.share_gpu = True
+    with pytest.raises(dt.SetupError, match="this machine has 0 GPU"):
+        dt.device_of(a, 0)
 
 
 def test_launch_env_says_to_use_torchrun():
