@@ -69,6 +69,13 @@ std::string argToPython(const AtenCallArg& a, const AtenCallOp& e,
       return listToString(a.ints);
     case AtenCallArg::Kind::String:
       return quoted(a.text);
+    case AtenCallArg::Kind::TensorList: {
+      std::vector<std::string> items;
+      for (int64_t k : a.inputs) {
+        items.push_back(k < 0 ? "None" : name(e.input(static_cast<size_t>(k))));
+      }
+      return listToString(items);
+    }
   }
   return "None";
 }

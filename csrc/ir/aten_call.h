@@ -17,11 +17,22 @@
 namespace nvfuser {
 
 // One argument in schema order: an input of the expr (a tensor or a
-// scalar Val) or a constant.
+// scalar Val), a list of tensor inputs (Tensor[], Tensor?[]) or a constant.
 struct AtenCallArg {
-  enum class Kind { Input, None, Bool, Int, Double, IntList, String };
+  enum class Kind {
+    Input,
+    None,
+    Bool,
+    Int,
+    Double,
+    IntList,
+    String,
+    TensorList
+  };
   Kind kind = Kind::None;
   int64_t input = -1;  // Kind::Input: index into the expr's inputs
+  // Kind::TensorList: indices into the expr's inputs, -1 for None.
+  std::vector<int64_t> inputs;
   bool boolValue = false;
   int64_t intValue = 0;
   double doubleValue = 0.0;

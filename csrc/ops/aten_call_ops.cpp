@@ -37,15 +37,27 @@ void checkName(const std::string& op) {
 void checkArgs(const std::vector<AtenCallArg>& args,
                const std::vector<Val*>& inputs) {
   std::vector<bool> used(inputs.size(), false);
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].kind != AtenCallArg::Kind::Input) {
-      continue;
-    }
-    const int64_t k = args[i].input;
+  auto use = [&](size_t i, int64_t k) {
     NVF_CHECK(k >= 0 && k < static_cast<int64_t>(inputs.size()),
               "aten_call: argument ", i, " refers to input ", k, " of ",
               inputs.size());
     used[static_cast<size_t>(k)] = true;
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind == AtenCallArg::Kind::Input) {
+      use(i, args[i].input);
+    } else if (args[i].kind == AtenCallArg::Kind::TensorList) {
+      for (int64_t k : args[i].inputs) {
+        if (k == -1) {
+          continue;  // None
+        }
+        use(i, k);
+        NVF_CHECK(inputs[static_cast<size_t>(k)]->isTensor(),
+                  "aten_call: ", "argument ", i, " lists input ", k,
+                  ", which is not a "
+                  "tensor");
+      }
+    }
   }
   NVF_CHECK(std::all_of(used.begin(), used.end(), [](bool u) { return u; }),
             "aten_call: every input must be an argument");

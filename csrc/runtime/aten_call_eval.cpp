@@ -70,6 +70,31 @@ c10::IValue inputValue(const AtenCallOp& e, int64_t k, const at::Tensor& t,
   return host.has_value() ? hostValue(*host) : c10::IValue(t.item());
 }
 
+// Tensor[] or Tensor?[] (the schema's element type says which list type
+// the operator's kernel unpacks).
+c10::IValue tensorListValue(const AtenCallArg& a,
+                            const std::vector<at::Tensor>& in,
+                            const c10::Argument& schemaArg) {
+  const auto* list = schemaArg.type()->castRaw<c10::ListType>();
+  NVF_CHECK(list != nullptr, "aten_call: argument '", schemaArg.name(),
+            "' is not a list of tensors");
+  auto tensor = [&](int64_t k) { return in.at(static_cast<size_t>(k)); };
+  if (list->getElementType()->kind() == c10::TypeKind::OptionalType) {
+    c10::List<c10::optional<at::Tensor>> out;
+    for (int64_t k : a.inputs) {
+      out.push_back(k < 0 ? c10::optional<at::Tensor>() : tensor(k));
+    }
+    return out;
+  }
+  c10::List<at::Tensor> out;
+  for (int64_t k : a.inputs) {
+    NVF_CHECK(k >= 0, "aten_call: argument '", schemaArg.name(),
+              "' is Tensor[]: None is not a tensor");
+    out.push_back(tensor(k));
+  }
+  return out;
+}
+
 c10::IValue constantValue(const AtenCallArg& a,
                           const c10::Argument& schemaArg) {
   switch (a.kind) {
@@ -91,6 +116,7 @@ c10::IValue constantValue(const AtenCallArg& a,
     case AtenCallArg::Kind::String:
       return c10::IValue(a.text);
     case AtenCallArg::Kind::Input:
+    case AtenCallArg::Kind::TensorList:
       break;
   }
   NVF_THROW(Internal, "aten_call: unhandled argument kind");
@@ -107,11 +133,15 @@ std::vector<c10::IValue> argumentStack(
   for (size_t i = 0; i < params.size(); ++i) {
     if (i < e.args().size()) {
       const AtenCallArg& a = e.args()[i];
-      stack.push_back(
-          a.kind == AtenCallArg::Kind::Input
-              ? inputValue(e, a.input, in.at(static_cast<size_t>(a.input)),
-                           scalars.at(static_cast<size_t>(a.input)), params[i])
-              : constantValue(a, params[i]));
+      if (a.kind == AtenCallArg::Kind::Input) {
+        stack.push_back(
+            inputValue(e, a.input, in.at(static_cast<size_t>(a.input)),
+                       scalars.at(static_cast<size_t>(a.input)), params[i]));
+      } else if (a.kind == AtenCallArg::Kind::TensorList) {
+        stack.push_back(tensorListValue(a, in, params[i]));
+      } else {
+        stack.push_back(constantValue(a, params[i]));
+      }
       continue;
     }
     NVF_CHECK(params[i].default_value().has_value(), "aten_call: ", e.op(),

@@ -2,7 +2,7 @@
 // already read the operator's schema and flattened the call into
 //   args:    (kind, value) per schema argument, kind one of "input" (value:
 //            index into inputs), "none", "bool", "int", "double", "ints",
-//            "str";
+//            "str", "tensors" (value: indices into inputs, None for None);
 //   results: (return index, DataType, [(input index or -1, dim, size)]).
 #include <pybind11/stl.h>
 
@@ -43,6 +43,11 @@ AtenCallArg toArg(const std::pair<std::string, py::object>& a) {
   } else if (kind == "str") {
     out.kind = AtenCallArg::Kind::String;
     out.text = v.cast<std::string>();
+  } else if (kind == "tensors") {
+    out.kind = AtenCallArg::Kind::TensorList;
+    for (const py::handle& k : v) {
+      out.inputs.push_back(k.is_none() ? -1 : k.cast<int64_t>());
+    }
   } else {
     NVF_THROW(Value, "aten_call: unknown argument kind '", kind, "'");
   }

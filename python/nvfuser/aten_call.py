@@ -129,6 +129,10 @@ def _accepts(type_name, v):
                 isinstance(x, int) and not isinstance(x, bool) for x in v))
     if t == "str":
         return isinstance(v, str)
+    if t in ("List[Tensor]", "List[Optional[Tensor]]"):
+        none_ok = t != "List[Tensor]"
+        return isinstance(v, (list, tuple)) and all(
+            isinstance(x, Tensor) or (none_ok and x is None) for x in v)
     return False
 
 
@@ -140,8 +144,8 @@ def _flat_argument(fd, name, param, v, inputs):
         got = v.dtype.name + " scalar" if isinstance(v, Scalar) else \
             "a Tensor" if isinstance(v, Tensor) else repr(v)
         raise TypeError("%s is %s, got %s (arguments of the fusion: Tensor, "
-                        "numbers, bool, lists of ints, str, None)" %
-                        (what, type_name, got))
+                        "numbers, bool, lists of ints, lists of Tensor, str, "
+                        "None)" % (what, type_name, got))
     if isinstance(v, (Tensor, Scalar)):
         inputs.append(fd._unwrap(v, what))
         return ("input", len(inputs) - 1)
@@ -153,6 +157,13 @@ def _flat_argument(fd, name, param, v, inputs):
         return ("int", v) if "[" not in type_name else ("ints", [v])
     if isinstance(v, float):
         return ("double", v)
+    if type_name in ("List[Tensor]", "List[Optional[Tensor]]"):
+        items = []
+        for x in v:
+            if x is not None:
+                inputs.append(fd._unwrap(x, what))
+            items.append(None if x is None else len(inputs) - 1)
+        return ("tensors", items)
     if isinstance(v, (list, tuple)):
         return ("ints", list(v))
     if v.isascii() and v.isprintable():

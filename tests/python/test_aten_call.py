@@ -73,6 +73,40 @@ def test_a_scalar_input_is_passed_as_a_number():
     torch.testing.assert_close(out, x.pow(3.0))
 
 
+def _index_fusion():
+    # x[:, i, j] with a None for dim 0: aten::index.Tensor takes Tensor?[].
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1, -1], dtype=DataType.Float)
+        i = fd.define_tensor(shape=[-1, 1], dtype=DataType.Int)
+        j = fd.define_tensor(shape=[-1], dtype=DataType.Int)
+        x2 = fd.ops.mul(x, 2.0)
+        (y,) = fd.ops.aten_call(
+            "aten::index.Tensor", [x2, [None, i, j]],
+            results=[(0, DataType.Float, [(x2, 0), (i, 0), (j, 0)])])
+        (c,) = fd.ops.aten_call(
+            "aten::cat", [[y, y], 1],
+            results=[(0, DataType.Float, [(y, 0), 2 * 3, (y, 2)])])
+        fd.add_output(fd.ops.add(c, 1.0))
+    return fd
+
+
+def test_lists_of_tensors_with_none():
+    fd = _index_fusion()
+    x = torch.randn(2, 5, 4)
+    i, j = torch.tensor([[0], [4], [2]]), torch.tensor([1, 3])
+    (out,) = fd.execute([x, i, j])
+    y = (x * 2)[:, i, j]
+    torch.testing.assert_close(out, torch.cat([y, y], 1) + 1)
+    text = repr(fd)
+    assert "[T3, [None, T1, T2]]" in text and "[[T4, T4], 1]" in text, text
+    ns = {"FusionDefinition": FusionDefinition, "DataType": DataType}
+    exec(text, ns)  # noqa: S102 (our own printed definition)
+    name = next(k for k in ns if k.startswith("nvfuser_fusion_id"))
+    with FusionDefinition() as again:
+        ns[name](again)
+    torch.testing.assert_close(again.execute([x, i, j])[0], out)
+
+
 def test_printed_definition_runs_again():
     fd = _embedding_backward_fusion(num_weights=6)
     text = repr(fd)
@@ -140,12 +174,21 @@ def test_float_constants_print_every_digit():
      "argument 'k' is int, got <object"),
     ("aten::sum", [1.0], [(0, DataType.Float, [])], TypeError,
      "argument 'self' is Tensor, got 1.0"),
+    ("aten::cat", [["x", None]], [(0, DataType.Float, [4])], TypeError,
+     r"argument 'tensors' is List\[Tensor\], got \[T0"),
+    ("aten::cat", [["x", 2]], [(0, DataType.Float, [4])], TypeError,
+     r"argument 'tensors' is List\[Tensor\]"),
+    ("aten::index.Tensor", ["x", [1]], [(0, DataType.Float, [4])],
+     TypeError, r"argument 'indices' is List\[Optional\[Tensor\]\], "
+     r"got \[1\]"),
 ])
 def test_bad_calls_raise_naming_the_problem(op, args, results, kind,
                                             message):
     with FusionDefinition() as fd:
         x = fd.define_tensor(shape=[4], dtype=DataType.Float)
-        args = [x if a == "x" else a for a in args]
+        args = [x if a == "x" else
+                [x if b == "x" else b for b in a] if isinstance(a, list)
+                else a for a in args]
         with pytest.raises(kind, match=message):
             fd.ops.aten_call(op, args, results=results)
         fd.add_output(x)

@@ -96,3 +96,22 @@ def test_a_copy_to_another_device_is_not_called_in_a_region():
     c = compile_graph(gm, [torch.randn(3)])
     assert "_to_copy_default" in c.nvfuser_unsupported, \
         c.nvfuser_unsupported
+
+
+def test_index_with_none_and_tensors_runs_in_the_region():
+    # x[:, rows, cols] as aten.index.Tensor with a Tensor?[] argument (a
+    # DDP llama graph's mask indexing stayed in eager when lists of tensors
+    # could not be arguments).
+    g = torch.fx.Graph()
+    x, rows, cols = (g.placeholder(n) for n in ("x", "rows", "cols"))
+    xs = g.call_function(torch.ops.aten.sin.default, (x,))
+    y = g.call_function(torch.ops.aten.index.Tensor, (xs, [None, rows, cols]))
+    g.output((g.call_function(torch.ops.aten.mul.Tensor, (y, 2.0)),))
+    gm = torch.fx.GraphModule(torch.nn.Module(), g)
+    inputs = [torch.randn(3, 5, 6), torch.tensor([[4], [0], [2]]),
+              torch.tensor([5, 1])]
+    c = compile_graph(gm, inputs)
+    assert not c.nvfuser_unsupported, c.nvfuser_unsupported
+    assert len(c.nvfuser_regions) == 1
+    assert "index" in ops_in_regions(c)
+    torch.testing.assert_close(c(*inputs)[0], gm(*inputs)[0])

@@ -94,6 +94,16 @@ TEST(AtenCallTest, ErrorsNameTheProblem) {
                  {{0, DataType::Float, {{1, 0, 0}}}})
                 .find("which is not a tensor"),
             std::string::npos);
+  AtenCallArg list;
+  list.kind = AtenCallArg::Kind::TensorList;
+  list.inputs = {0, -1, 1};
+  EXPECT_NE(call("aten::index.Tensor", {x, s}, {inputArg(0), list}, one)
+                .find("argument 1 lists input 1, which is not a tensor"),
+            std::string::npos);
+  list.inputs = {0, 2};
+  EXPECT_NE(call("aten::cat", {x}, {list}, one)
+                .find("argument 0 refers to input 2 of 1"),
+            std::string::npos);
 }
 
 TEST(AtenCallTest, PrintsAsPython) {
@@ -112,13 +122,16 @@ TEST(AtenCallTest, PrintsAsPython) {
   AtenCallArg dims;
   dims.kind = AtenCallArg::Kind::IntList;
   dims.ints = {0, 1};
+  AtenCallArg list;
+  list.kind = AtenCallArg::Kind::TensorList;
+  list.inputs = {-1, 0};
   f.addOutput(atenCall("ns::op.over", {x},
-                       {inputArg(0), none, flag, scale, text, dims},
+                       {inputArg(0), none, flag, scale, text, dims, list},
                        {{2, DataType::Half, {{0, 1, 0}, {-1, 0, 5}}}})[0]);
   const std::string py = fusionToPython(f);
   EXPECT_NE(py.find("t1, = fd.ops.aten_call('ns::op.over', [t0, None, True, "
-                    "0.1, 'it\\'s\\x0a', [0, 1]], results=[(2, DataType.Half, "
-                    "[(t0, 1), 5])])"),
+                    "0.1, 'it\\'s\\x0a', [0, 1], [None, t0]], "
+                    "results=[(2, DataType.Half, [(t0, 1), 5])])"),
             std::string::npos)
       << py;
 }
