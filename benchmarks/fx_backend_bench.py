@@ -2,8 +2,9 @@
 on unmodified Hugging Face transformers code (issue #8), run on the device:
 the rotary embedding module computing cos/sin from position ids,
 apply_rotary_pos_emb and repeat_kv for Llama-3-8B, Qwen2.5-7B and
-Mistral-7B shapes, and LlamaRMSNorm; forward and forward+backward, checked
-against eager. Prints a table and writes JSON.
+Mistral-7B shapes, LlamaRMSNorm and torch.nn.LayerNorm; forward and
+forward+backward, checked against eager. Prints a table (with the
+backward's kernel time: fwd+bwd less fwd) and writes JSON.
 
     python3 benchmarks/fx_backend_bench.py [--json PATH] [--T 4096]
         [--cases a,b] [--kernels] [--reps 20]
@@ -93,6 +94,18 @@ def rms_case(T):
     return norm, inputs
 
 
+def layer_norm_case(T):
+    norm = torch.nn.LayerNorm(4096).cuda().to(torch.bfloat16)
+
+    def inputs():
+        return [torch.randn(4, T, 4096, device="cuda", dtype=torch.bfloat16,
+                            requires_grad=True)]
+    return norm, inputs
+
+
+NORMS = {"llama_rms_norm": rms_case, "layer_norm": layer_norm_case}
+
+
 def run(module, make_inputs, backend, reps, kernels=False):
     partition.COMPILED_GRAPHS.clear()
     compiled = fresh_compile(lambda: module, backend)  # resets dynamo
@@ -156,16 +169,14 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--json", default="fx_backend_bench.json")
     p.add_argument("--T", type=int, default=4096)
-    p.add_argument("--cases", default=",".join(list(MODELS) +
-                                                ["llama_rms_norm"]))
+    p.add_argument("--cases", default=",".join(list(MODELS) + list(NORMS)))
     p.add_argument("--kernels", action="store_true",
                    help="print each backend's fwd+bwd kernels with GPU times")
     p.add_argument("--reps", type=int, default=20)
     args = p.parse_args()
     wanted = args.cases.split(",")
     cases = [(n, *rope_case(n, args.T)) for n in MODELS if n in wanted]
-    if "llama_rms_norm" in wanted:
-        cases.append(("llama_rms_norm", *rms_case(args.T)))
+    cases += [(n, *make(args.T)) for n, make in NORMS.items() if n in wanted]
     rows = []
     for name, module, make in cases:
         row = dict(name=name)
@@ -207,17 +218,20 @@ def main():
                   a["bwd_rel_err"], a["graph_breaks"]))
     # Where the time goes: GPU time of the kernels alone, and the host's
     # time per call (close to the event time: host-bound).
+    # bwd kernels: fwd+bwd's kernel time less the forward's.
     print("\n| module | backend | fwd ms: event / kernels / host | "
-          "fwd+bwd ms: event / kernels / host |")
-    print("|---|---|---|---|")
+          "fwd+bwd ms: event / kernels / host | bwd kernel ms |")
+    print("|---|---|---|---|---|")
     for r in rows:
         for b in BACKENDS:
             x = r[b]
             if "error" not in x:
-                print("| %s | %s | %.3f / %.3f / %.3f | %.3f / %.3f / %.3f |" % (
-                    r["name"], b, x["fwd_ms"], x["fwd_kernel_ms"],
-                    x["fwd_host_ms"], x["fwd_bwd_ms"], x["fwd_bwd_kernel_ms"],
-                    x["fwd_bwd_host_ms"]))
+                print("| %s | %s | %.3f / %.3f / %.3f | %.3f / %.3f / %.3f | "
+                      "%.3f |" % (
+                          r["name"], b, x["fwd_ms"], x["fwd_kernel_ms"],
+                          x["fwd_host_ms"], x["fwd_bwd_ms"],
+                          x["fwd_bwd_kernel_ms"], x["fwd_bwd_host_ms"],
+                          x["fwd_bwd_kernel_ms"] - x["fwd_kernel_ms"]))
     for r in rows:
         for w in r["warnings"]:
             print(w)

@@ -311,7 +311,8 @@ KernelSource PointwiseKernelGenerator::generateRows(
   // from the inputs' 16-byte loads.
   int64_t maxOutBytes = 0;
   for (const TensorView* o : ks.outputs) {
-    if (shapeWithoutOnes(rowSource(o, plan)) != plan.rows) {
+    if (columnSumOf(o, plan) == nullptr &&
+        shapeWithoutOnes(rowSource(o, plan)) != plan.rows) {
       maxOutBytes = std::max(maxOutBytes, dataTypeSize(o->dtype()));
     }
   }
@@ -346,15 +347,37 @@ KernelSource PointwiseKernelGenerator::generateRows(
       ks.block *= 2;
     }
   }
+  // Column sums: accumulators after the outputs' (and the index error
+  // word's) parameters, then one arrival counter.
+  std::vector<size_t> columnSumOutputs;
+  int64_t countersAt = 0;
+  for (size_t o = 0; o < ks.outputs.size(); ++o) {
+    if (columnSumOf(ks.outputs[o], plan) != nullptr) {
+      columnSumOutputs.push_back(o);
+    }
+  }
+  for (const Expr* e : plan.columnSums) {
+    countersAt += plan.rowLength * dataTypeSize(e->output(0)->dtype());
+  }
+  countersAt = (countersAt + 7) / 8 * 8;
+  ks.columnSums = !plan.columnSums.empty();
+  if (ks.columnSums) {
+    ks.workspaceBytes = countersAt + 4;
+  }
   std::ostringstream code;
   code << deviceHelpersFor(fusion_) << "\nextern \"C\" __global__ void "
-       << ks.name << "(" << params << ") {\n"
+       << ks.name << "(" << params
+       << (ks.columnSums ? ", unsigned char* __restrict__ nvf_ws" : "")
+       << ") {\n"
        << "  __shared__ double nvf_smem[64];  // two buffers of 32 warps\n"
-       << "  // one block per row of " << plan.rowLength << " elements, " << v
-       << " lane(s) per thread\n"
+       << columnSumPrologue(plan) << "  // one block per row of "
+       << plan.rowLength << " elements, " << v << " lane(s) per thread\n"
        << "  for (" << indexType_ << " row = blockIdx.x; row < " << plan.numRows
        << "; row += gridDim.x) {\n"
-       << body << "  }\n}\n";
+       << body << "  }\n"
+       << (ks.columnSums ? columnSumEpilogue(plan, columnSumOutputs, countersAt)
+                         : "")
+       << "}\n";
   ks.code = code.str();
   return ks;
 }
@@ -387,11 +410,17 @@ LaunchParams computeLaunchParams(const KernelSource& kernel, int smCount,
       std::max<int64_t>(int64_t(smCount) * std::max(blocksPerSm, 1), 1);
   const int64_t perBlock = kernel.blockPerSlot ? 1 : p.block;
   p.grid = std::min((kernel.slots + perBlock - 1) / perBlock, wave);
-  if (kernel.rowReduction) {
+  if (kernel.rowReduction && !kernel.columnSums) {
     // A block per row instead: while one block reduces its row, the one
     // that replaced a finished block is already loading (an H200 ran
     // softmax at 76.5% of copy bandwidth so, at 72.3% with one wave).
     p.grid = std::min<int64_t>(kernel.slots, std::numeric_limits<int>::max());
+  } else if (kernel.columnSums) {
+    // Every block adds a partial per column atomically at its end: a few
+    // blocks per SM (one wave) taking many rows each.
+    p.grid = std::min<int64_t>(
+        kernel.slots, int64_t(smCount) * std::min(std::max(blocksPerSm, 1),
+                                                  kColumnSumBlocksPerSm));
   }
   return p;
 }

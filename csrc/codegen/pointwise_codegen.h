@@ -57,6 +57,10 @@ struct KernelSource {
   // the first launch and every launch leaves it zero again, so the runtime
   // keeps one per stream and never clears it (no fill kernel per call).
   int64_t workspaceBytes = 0;
+  // A row kernel that also sums columns over the rows: its blocks take
+  // many rows each and combine their partials through the workspace, so
+  // it runs one wave of at most kColumnSumBlocksPerSm blocks per SM.
+  bool columnSums = false;
   // The kernel gathers: it takes the word an index out of range sets
   // (runtime/device_index_errors.h) after its outputs.
   bool reportsIndexErrors = false;
@@ -75,6 +79,11 @@ struct PointwiseCodegenOptions {
   // Vector loads/stores (NVFUSER_DISABLE=vectorization turns them off).
   bool vectorize = true;
 };
+
+// Blocks per SM of a row kernel with column sums (each adds one partial
+// per column atomically at its end: more blocks keep more loads in flight
+// but add more partials).
+constexpr int kColumnSumBlocksPerSm = 4;
 
 struct LaunchParams {
   int64_t grid = 0;

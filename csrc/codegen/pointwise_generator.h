@@ -120,6 +120,16 @@ class PointwiseKernelGenerator {
   // The per-row loop body of a row-reduction kernel with v lanes
   // (pointwise_row_reduction.cpp).
   std::string rowBody(const RowReductionPlan& plan, int64_t v);
+  // Column sums of the row kernel (row_reduction_plan.h): the adds of one
+  // chunk of a row into shared memory, the shared accumulators before the
+  // row loop, and the combination of the blocks' partials after it
+  // (workspace at nvf_ws, arrival counter at countersAt).
+  std::vector<std::string> columnSumAdds(const RowReductionPlan& plan,
+                                         const RowChunk& chunk);
+  std::string columnSumPrologue(const RowReductionPlan& plan) const;
+  std::string columnSumEpilogue(const RowReductionPlan& plan,
+                                const std::vector<size_t>& outputs,
+                                int64_t countersAt) const;
   // Block-cooperative reduction of `e` over the current row; caches its
   // output(s) at the row index.
   void rowReduce(const Expr* e, const RowReductionPlan& plan);

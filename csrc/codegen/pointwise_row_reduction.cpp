@@ -135,6 +135,116 @@ void PointwiseKernelGenerator::rowReduce(const Expr* e,
            castExpr(acc, e->output(1)->dtype(), mean.name));
 }
 
+std::vector<std::string> PointwiseKernelGenerator::columnSumAdds(
+    const RowReductionPlan& plan, const RowChunk& chunk) {
+  std::vector<std::string> adds;
+  for (size_t c = 0; c < plan.columnSums.size(); ++c) {
+    const TensorView* in = plan.columnSums[c]->input(0)->asTensor();
+    const DataType acc = plan.columnSums[c]->output(0)->dtype();
+    Value x = valueAt(in, rowIndex(in, chunk.inner));
+    // This thread's columns are the same in every row: nobody else adds
+    // to them, so plain adds to shared memory. Lane u of column k sits at
+    // u * (rowLength / lanes) + k / lanes: a warp's adds of one lane touch
+    // consecutive words (no bank conflicts).
+    const int64_t stride = plan.rowLength / lanes_;
+    for (int64_t u = 0; u < lanes_; ++u) {
+      const std::string lane =
+          x.lane ? x.name + "[" + std::to_string(u) + "]" : x.name;
+      adds.push_back("nvf_csum" + std::to_string(c) + "[" +
+                     std::to_string(u * stride) + " + " + chunk.k + " / " +
+                     std::to_string(lanes_) +
+                     "] += " + castExpr(in->dtype(), acc, lane) + ";");
+    }
+  }
+  return adds;
+}
+
+std::string PointwiseKernelGenerator::columnSumPrologue(
+    const RowReductionPlan& plan) const {
+  std::ostringstream code;
+  for (size_t c = 0; c < plan.columnSums.size(); ++c) {
+    const std::string t = cudaType(plan.columnSums[c]->output(0)->dtype());
+    code << "  __shared__ " << t << " nvf_csum" << c << "[" << plan.rowLength
+         << "];  // this block's rows, summed per column\n"
+         << "  for (unsigned c = threadIdx.x; c < " << plan.rowLength
+         << "; c += blockDim.x) nvf_csum" << c << "[c] = (" << t << ")0;\n";
+  }
+  if (!plan.columnSums.empty()) {
+    code << "  __syncthreads();\n";
+  }
+  return code.str();
+}
+
+// Each block adds its partial sums into the workspace (sum c at c *
+// rowLength, in shared memory's order, then one arrival counter); the
+// last block to arrive writes the totals out and leaves the workspace
+// zero for the next launch.
+std::string PointwiseKernelGenerator::columnSumEpilogue(
+    const RowReductionPlan& plan, const std::vector<size_t>& outputs,
+    int64_t countersAt) const {
+  std::ostringstream code;
+  const std::string n = std::to_string(plan.rowLength);
+  code << "  __shared__ bool nvf_last;\n  __syncthreads();\n";
+  std::vector<std::string> types;
+  int64_t offset = 0;
+  for (size_t c = 0; c < plan.columnSums.size(); ++c) {
+    const DataType acc = plan.columnSums[c]->output(0)->dtype();
+    types.push_back(cudaType(acc));
+    const std::string a = "nvf_acc" + std::to_string(c);
+    const std::string sm = "nvf_csum" + std::to_string(c);
+    code << "  " << types[c] << "* " << a << " = reinterpret_cast<" << types[c]
+         << "*>(nvf_ws + " << offset << ");\n";
+    const bool vec4 =
+        acc == DataType::Float && plan.rowLength % 4 == 0 && offset % 16 == 0;
+    if (vec4) {
+      // sm_90 adds four floats in one atomic: a quarter of the L2 atomics.
+      code << "#if __CUDA_ARCH__ >= 900\n"
+           << "  for (unsigned c = threadIdx.x * 4; c < " << n
+           << "; c += blockDim.x * 4) atomicAdd(reinterpret_cast<float4*>(" << a
+           << " + c), make_float4(" << sm << "[c], " << sm << "[c + 1], " << sm
+           << "[c + 2], " << sm << "[c + 3]));\n"
+           << "#else\n";
+    }
+    code << "  for (unsigned c = threadIdx.x; c < " << n
+         << "; c += blockDim.x) atomicAdd(" << a << " + c, " << sm << "[c]);\n";
+    if (vec4) {
+      code << "#endif\n";
+    }
+    offset += plan.rowLength * dataTypeSize(acc);
+  }
+  code << "  __threadfence();\n  __syncthreads();\n"
+       << "  unsigned* nvf_count = reinterpret_cast<unsigned*>(nvf_ws + "
+       << countersAt << ");\n"
+       << "  if (threadIdx.x == 0) nvf_last = atomicAdd(nvf_count, 1u) == "
+          "gridDim.x - 1;\n"
+       << "  __syncthreads();\n"
+       << "  if (!nvf_last) return;\n  __threadfence();\n";
+  for (size_t o : outputs) {
+    const TensorView* out = fusion_.outputs()[o]->asTensor();
+    const Expr* sum = columnSumOf(out, plan);
+    const size_t c = static_cast<size_t>(
+        std::find(plan.columnSums.begin(), plan.columnSums.end(), sum) -
+        plan.columnSums.begin());
+    // The workspace keeps shared memory's lane-major order.
+    const std::string at = "(c % " + std::to_string(lanes_) + ") * " +
+                           std::to_string(plan.rowLength / lanes_) + " + c / " +
+                           std::to_string(lanes_);
+    code << "  for (unsigned c = threadIdx.x; c < " << n
+         << "; c += blockDim.x) out" << o << "[c] = "
+         << castExpr(sum->output(0)->dtype(), out->dtype(),
+                     "__ldcg(nvf_acc" + std::to_string(c) + " + " + at + ")")
+         << ";\n";
+  }
+  code << "  __syncthreads();  // every output read the totals\n";
+  for (size_t c = 0; c < plan.columnSums.size(); ++c) {
+    code << "  for (unsigned c = threadIdx.x; c < " << n
+         << "; c += blockDim.x) nvf_acc" << c << "[c] = (" << types[c]
+         << ")0;\n";
+  }
+  code << "  if (threadIdx.x == 0) *nvf_count = 0u;\n";
+  return code.str();
+}
+
 std::string PointwiseKernelGenerator::rowBody(const RowReductionPlan& plan,
                                               int64_t v) {
   lanes_ = v;
@@ -176,7 +286,9 @@ std::string PointwiseKernelGenerator::rowBody(const RowReductionPlan& plan,
     persistentChunks_.push_back(RowChunk{innerIndex(plan, k), k, active});
   }
   for (const Expr* e : fusion_.exprs()) {
-    if (isReductionLike(e)) {
+    if (isReductionLike(e) &&
+        std::find(plan.columnSums.begin(), plan.columnSums.end(), e) ==
+            plan.columnSums.end()) {
       rowReduce(e, plan);
     }
   }
@@ -185,6 +297,9 @@ std::string PointwiseKernelGenerator::rowBody(const RowReductionPlan& plan,
   std::vector<size_t> fullOutputs;
   std::vector<std::string> rowStores;
   for (size_t o = 0; o < fusion_.outputs().size(); ++o) {
+    if (columnSumOf(fusion_.outputs()[o]->asTensor(), plan) != nullptr) {
+      continue;  // written after the row loop (columnSumEpilogue)
+    }
     const TensorView* tv = rowSource(fusion_.outputs()[o]->asTensor(), plan);
     if (shapeWithoutOnes(tv) != plan.rows) {
       fullOutputs.push_back(o);
@@ -200,9 +315,9 @@ std::string PointwiseKernelGenerator::rowBody(const RowReductionPlan& plan,
     }
     line("}");
   }
-  if (!fullOutputs.empty()) {
+  if (!fullOutputs.empty() || !plan.columnSums.empty()) {
     for (const RowChunk& chunk : openRowLoop(plan)) {
-      std::vector<std::string> stores;
+      std::vector<std::string> stores = columnSumAdds(plan, chunk);
       for (size_t o : fullOutputs) {
         const TensorView* tv =
             rowSource(fusion_.outputs()[o]->asTensor(), plan);

@@ -115,9 +115,14 @@ bool innermostReduced(const std::vector<int64_t>& shape,
   return inner >= 0 && std::find(axes.begin(), axes.end(), inner) != axes.end();
 }
 
-Decision analyzeReductions(const SegmentView& view, ReductionInfo* info) {
+Decision analyzeReductions(const SegmentView& view, ReductionInfo* info,
+                           const std::vector<const Expr*>& columnSums) {
   std::unordered_set<const Val*> dependsOnReduction;
   for (const Expr* e : view.exprs()) {
+    if (std::find(columnSums.begin(), columnSums.end(), e) !=
+        columnSums.end()) {
+      continue;
+    }
     if (isAtenOnly(e)) {
       return Decision::no("reduction schedulers cannot take " + exprRef(e));
     }

@@ -58,7 +58,9 @@ constexpr int64_t kStarvedSerialRows = 256;
 constexpr int64_t kStarvedSerialOutputs = int64_t(1) << 16;
 
 // Fails when there is no reduction, a matmul, or reductions with different
-// signatures (input sizes or axes).
-Decision analyzeReductions(const SegmentView& view, ReductionInfo* info);
+// signatures (input sizes or axes). `columnSums` (a row plan's) are left
+// out: the row kernel adds them up on the side.
+Decision analyzeReductions(const SegmentView& view, ReductionInfo* info,
+                           const std::vector<const Expr*>& columnSums = {});
 
 }  // namespace nvfuser

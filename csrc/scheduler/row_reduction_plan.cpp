@@ -31,6 +31,16 @@ const TensorView* rowSource(const TensorView* out, const RowReductionPlan& plan,
   }
 }
 
+const Expr* columnSumOf(const TensorView* out, const RowReductionPlan& plan) {
+  const Expr* def = beforeCastsAndUnitViews(out)->definition();
+  for (const Expr* e : plan.columnSums) {
+    if (e == def) {
+      return e;
+    }
+  }
+  return nullptr;
+}
+
 const std::vector<int64_t>& reductionAxes(const Expr* e) {
   const auto* red = exprAs<ReductionOp>(e);
   return red ? red->axes() : exprAs<VarMeanOp>(e)->axes();
@@ -114,6 +124,40 @@ Decision keepsRows(const Expr* e, const RowReductionPlan& plan) {
   }
   return Decision::no(exprRef(e) + " moves a row-reduced value across rows");
 }
+// A reduction that keeps the innermost dim fits the row kernel as a column
+// sum: a floating-point sum over exactly the row dims of a full-row value,
+// read by nothing in the kernel (its total exists only once every block
+// has added its rows).
+Decision columnSumFits(const Expr* e, const RowReductionPlan& plan) {
+  const TensorView* in = e->input(0)->asTensor();
+  std::vector<int64_t> full = plan.rows;
+  full.insert(full.end(), plan.inner.begin(), plan.inner.end());
+  const std::vector<int64_t> shape = concreteShape(in);
+  std::vector<bool> reduced(shape.size(), false);
+  for (int64_t a : reductionAxes(e)) {
+    reduced[size_t(a)] = true;
+  }
+  // Non-size-1 dims in order: the first rows.size() reduced, the rest not.
+  size_t pos = 0;
+  bool rowsReduced = true;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] != 1) {
+      rowsReduced = rowsReduced && reduced[d] == (pos < plan.rows.size());
+      ++pos;
+    }
+  }
+  if (!isFloatingSum(e) || shapeWithoutOnes(in) != full || !rowsReduced) {
+    return Decision::no(exprRef(e) + " is neither a row reduction of " +
+                        listToString(plan.rows) + "/" +
+                        listToString(plan.inner) +
+                        " nor a floating-point column sum over its rows");
+  }
+  if (!onlyCastOrViewedToAnOutput(e->output(0))) {
+    return Decision::no("the column sum " + exprRef(e) +
+                        " is read in the kernel (its total needs every row)");
+  }
+  return Decision::yes();
+}
 }  // namespace
 
 Decision planRowReduction(const std::vector<const Expr*>& exprs,
@@ -132,11 +176,16 @@ Decision planRowReduction(const std::vector<const Expr*>& exprs,
     return Decision::yes();
   }
   bool first = true;
+  std::vector<const Expr*> others;  // reductions keeping the innermost dim
   for (const Expr* e : exprs) {
     if (!isReductionLike(e)) {
       continue;
     }
     std::vector<int64_t> shape = concreteShape(e->input(0)->asTensor());
+    if (!innermostReduced(shape, reductionAxes(e))) {
+      others.push_back(e);
+      continue;
+    }
     std::vector<bool> reduced(shape.size(), false);
     for (int64_t a : reductionAxes(e)) {
       reduced[a] = true;
@@ -167,11 +216,37 @@ Decision planRowReduction(const std::vector<const Expr*>& exprs,
           listToString(plan->inner));
     }
   }
+  for (int64_t r : plan->rows) {
+    plan->numRows *= r;
+  }
+  for (int64_t k : plan->inner) {
+    plan->rowLength *= k;
+  }
+  for (const Expr* e : others) {
+    if (Decision d = columnSumFits(e, *plan); !d) {
+      return d;
+    }
+    plan->columnSums.push_back(e);
+  }
+  const int64_t sharedBytes = [&] {
+    int64_t bytes = 0;
+    for (const Expr* e : plan->columnSums) {
+      bytes += plan->rowLength * dataTypeSize(e->output(0)->dtype());
+    }
+    return bytes;
+  }();
+  if (sharedBytes > kColumnSumSharedBytes) {
+    return Decision::no(
+        "column sums of rows of " + std::to_string(plan->rowLength) + " need " +
+        std::to_string(sharedBytes) + " bytes of shared memory (at most " +
+        std::to_string(kColumnSumSharedBytes) + ")");
+  }
   std::vector<int64_t> full = plan->rows;
   full.insert(full.end(), plan->inner.begin(), plan->inner.end());
   for (const TensorView* o : outputs) {
     std::vector<int64_t> s = shapeWithoutOnes(o);
-    if (rowSource(o, *plan, inside) == nullptr) {
+    if (columnSumOf(o, *plan) == nullptr &&
+        rowSource(o, *plan, inside) == nullptr) {
       return Decision::no("output " + o->ref() + " " + listToString(s) +
                           " is neither a row " + listToString(plan->rows) +
                           " nor a full row " + listToString(full) +
@@ -193,12 +268,6 @@ Decision planRowReduction(const std::vector<const Expr*>& exprs,
     for (const Val* o : e->outputs()) {
       fromReduction.insert(o);
     }
-  }
-  for (int64_t r : plan->rows) {
-    plan->numRows *= r;
-  }
-  for (int64_t k : plan->inner) {
-    plan->rowLength *= k;
   }
   plan->active = true;
   return Decision::yes();

@@ -1,7 +1,14 @@
-// The row strategy's layout of a segment: every reduction reduces the
+// The row strategy's layout of a segment: every row reduction reduces the
 // same trailing dims (`inner`) of inputs whose other dims are `rows`, and
-// every output is row- or full-row-shaped (or a reshape of one). The
-// schedulers decide with it; the generator builds the row kernel from it.
+// every output is row- or full-row-shaped (or a reshape of one), or the
+// cast or view of a column sum. The schedulers decide with it; the
+// generator builds the row kernel from it.
+//
+// A column sum reduces a full-row value over the rows into one value per
+// column (a norm backward's weight gradient next to its input gradient,
+// both from one read of x and dy): each block adds the rows it takes into
+// shared memory, adds those partials into a workspace, and the last block
+// to finish writes the sums out.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +26,19 @@ struct RowReductionPlan {
   std::vector<int64_t> inner;  // non-size-1 reduced dims
   int64_t numRows = 1;
   int64_t rowLength = 1;
+  // Floating-point sums over every row dim of a full-row value whose
+  // result only reaches a fusion output (cast or viewed).
+  std::vector<const Expr*> columnSums;
 };
+
+// Shared memory the column sums' partials may take per block (one
+// accumulator per column per sum): within the 48 KiB a block has without
+// opting in, next to the block reduction's buffers.
+constexpr int64_t kColumnSumSharedBytes = 32 * 1024;
+
+// The column sum (of plan.columnSums) whose cast or view `out` is, or
+// nullptr.
+const Expr* columnSumOf(const TensorView* out, const RowReductionPlan& plan);
 
 // Whether an expr is part of the segment being planned (walks back from an
 // output stop at the segment's boundary).

@@ -617,3 +617,58 @@ def test_unseeded_random_ops_follow_the_cuda_generator():
     assert torch.equal(a[0], again[0]) and torch.equal(a[1], again[1])
     assert 0 <= a[0].min().item() and a[0].max().item() < 1
     assert abs(a[1].mean().item()) < 0.02 and abs(a[1].std().item() - 1) < 0.02
+
+
+def _norm_backward(fd, rows, cols, bias):
+    """RMSNorm backward as autograd writes it (test_reduction_codegen's
+    defineNormBackward): dw (and db) column sums next to dx."""
+    x = fd.define_tensor(shape=[-1, -1], dtype=DataType.BFloat16)
+    w = fd.define_tensor(shape=[-1], dtype=DataType.BFloat16)
+    rstd = fd.define_tensor(shape=[-1, 1], dtype=DataType.Float)
+    dy = fd.define_tensor(shape=[-1, -1], dtype=DataType.BFloat16)
+    xf = fd.ops.cast(x, DataType.Float)
+    xhat = fd.ops.cast(fd.ops.mul(xf, rstd), DataType.BFloat16)
+    dw = fd.ops.sum(fd.ops.cast(fd.ops.mul(dy, xhat), DataType.Float), [0])
+    fd.add_output(fd.ops.cast(dw, DataType.BFloat16))
+    if bias:
+        db = fd.ops.sum(fd.ops.cast(dy, DataType.Float), [0])
+        fd.add_output(fd.ops.cast(db, DataType.BFloat16))
+    dxhat = fd.ops.cast(
+        fd.ops.mul(dy, fd.ops.broadcast_in_dim(w, [rows, cols], [1])),
+        DataType.Float)
+    s = fd.ops.sum(fd.ops.mul(dxhat, xf), [1], keepdim=True)
+    r3 = fd.ops.mul(fd.ops.mul(rstd, rstd), rstd)
+    dx = fd.ops.sub(fd.ops.mul(dxhat, rstd),
+                    fd.ops.mul(fd.ops.mul(xf, r3), fd.ops.div(s, float(cols))))
+    fd.add_output(fd.ops.cast(dx, DataType.BFloat16))
+
+
+@pytest.mark.parametrize("rows,cols,bias", [(16384, 4096, False),
+                                            (4000, 1000, True)])
+def test_norm_backward_is_one_kernel_with_column_sums(rows, cols, bias):
+    # dx and the weight (and bias) gradients from one read of x and dy: the
+    # blocks' column partials meet in a workspace, which the last block
+    # clears, so a second call (and a third, with new values) is right too.
+    with FusionDefinition() as fd:
+        _norm_backward(fd, rows, cols, bias)
+    torch.manual_seed(0)
+    for _ in range(3):
+        x = torch.randn(rows, cols, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(cols, device="cuda", dtype=torch.bfloat16)
+        dy = torch.randn(rows, cols, device="cuda", dtype=torch.bfloat16)
+        rstd = torch.rsqrt(x.float().pow(2).mean(1, keepdim=True) + 1e-6)
+        outs = fd.execute([x, w, rstd, dy])
+        xf = x.float()
+        xhat = (xf * rstd).bfloat16()
+        want = [(dy * xhat).float().sum(0)]
+        if bias:
+            want.append(dy.float().sum(0))
+        dxhat = (dy * w).float()
+        want.append(dxhat * rstd - xf * rstd ** 3 *
+                    (dxhat * xf).sum(1, keepdim=True) / cols)
+        for got, ref in zip(outs, want):
+            assert got.dtype == torch.bfloat16
+            torch.testing.assert_close(got.float(), ref, rtol=2e-2,
+                                       atol=2e-2 * ref.abs().max().item())
+    code = fd.last_cuda_code()
+    assert len(code) == 1 and "nvf_csum0" in code[0], code

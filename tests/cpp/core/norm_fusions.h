@@ -25,4 +25,38 @@ inline void defineSoftmax(Fusion& f, int64_t rows, int64_t cols) {
       castOp(binaryOp(BinaryOpType::Div, e, full(s)), DataType::BFloat16));
 }
 
+// RMSNorm backward as autograd writes it (LlamaRMSNorm: y = w * bf16(x *
+// rstd)): inputs x, dy [rows, cols] and w [cols] in `dtype`, rstd [rows, 1]
+// Float; outputs dw [cols] (a column sum over the rows, cast) and dx
+// [rows, cols]. With `bias`, also db = sum(dy) over the rows (LayerNorm's
+// second column sum).
+inline void defineNormBackward(Fusion& f, int64_t rows, int64_t cols,
+                               DataType dtype, bool bias = false) {
+  auto fl = [](Val* v) { return castOp(v, DataType::Float)->asTensor(); };
+  auto mul = [](Val* a, Val* b) {
+    return binaryOp(BinaryOpType::Mul, a, b)->asTensor();
+  };
+  TensorView* x = defineTensor(f, {rows, cols}, dtype);
+  TensorView* w = defineTensor(f, {cols}, dtype);
+  TensorView* rstd = defineTensor(f, {rows, 1}, DataType::Float);
+  TensorView* dy = defineTensor(f, {rows, cols}, dtype);
+  TensorView* xf = fl(x);
+  TensorView* xhat = castOp(mul(xf, rstd), dtype)->asTensor();
+  f.addOutput(castOp(
+      reduction(ReductionOpType::Sum, fl(mul(dy, xhat)), {0}, false), dtype));
+  if (bias) {
+    f.addOutput(
+        castOp(reduction(ReductionOpType::Sum, fl(dy), {0}, false), dtype));
+  }
+  TensorView* wb = expand(broadcast(w, {true, false}), {rows, cols});
+  TensorView* dxhat = fl(mul(dy, wb));
+  TensorView* s = reduction(ReductionOpType::Sum, mul(dxhat, xf), {1}, true);
+  TensorView* r3 = mul(mul(rstd, rstd), rstd);
+  Val* mean = binaryOp(BinaryOpType::Div, s,
+                       defineScalar(f, DataType::Double, double(cols)));
+  f.addOutput(castOp(
+      binaryOp(BinaryOpType::Sub, mul(dxhat, rstd), mul(mul(xf, r3), mean)),
+      dtype));
+}
+
 }  // namespace nvfuser

@@ -39,10 +39,11 @@ TEST(ForwardingTest, ForwardedTensorReadByTwoReductions) {
   Fusion f;
   TensorView* a = defineTensor(f, {4, 8}, DataType::Half);
   Val* e = unaryOp(UnaryOpType::Exp, castOp(a, DataType::Float));
-  f.addOutput(reduction(ReductionOpType::Sum, e->asTensor(), {0}, false));
+  // A column max (a column sum would ride along in the row kernel).
+  f.addOutput(reduction(ReductionOpType::Max, e->asTensor(), {0}, false));
   f.addOutput(reduction(ReductionOpType::Sum, e->asTensor(), {1}, false));
   auto ext = segmentFusion(f, policyOptions(ForwardingPolicy::Extended));
-  EXPECT_EQ(describe(*ext), (V{"reduction: sum [prologue: cast exp]",
+  EXPECT_EQ(describe(*ext), (V{"reduction: max [prologue: cast exp]",
                                "reduction: sum [prologue: cast exp]"}));
   EXPECT_FALSE(readsIntermediate(*ext, e->asTensor()));
   EXPECT_EQ(ext->boundaryBytes(), 0);
@@ -207,13 +208,14 @@ TEST(ForwardingTest, FactoryUsedOnBothSidesOfABoundary) {
   Scalar* one = defineScalar(f, DataType::Double, ScalarValue(1.5));
   TensorView* full8 = full(f, {4, 8}, one, DataType::Float);
   Val* m = binaryOp(BinaryOpType::Mul, a, full8);
-  f.addOutput(reduction(ReductionOpType::Sum, m->asTensor(), {0}, false));
+  // A column max: a column sum would share the row kernel.
+  f.addOutput(reduction(ReductionOpType::Max, m->asTensor(), {0}, false));
   Val* n = binaryOp(BinaryOpType::Add, a, full8);
   f.addOutput(reduction(ReductionOpType::Sum, n->asTensor(), {1}, false));
   for (ForwardingPolicy p :
        {ForwardingPolicy::UnaryOnly, ForwardingPolicy::Extended}) {
     auto sf = segmentFusion(f, policyOptions(p));
-    EXPECT_EQ(describe(*sf), (V{"reduction: mul sum [prologue: full]",
+    EXPECT_EQ(describe(*sf), (V{"reduction: mul max [prologue: full]",
                                 "reduction: add sum [prologue: full]"}))
         << toString(p);
     EXPECT_EQ(sf->boundaryBytes(), 0);

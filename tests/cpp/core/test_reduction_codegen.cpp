@@ -5,10 +5,10 @@
 #include "codegen/pointwise_codegen.h"
 #include "compiler/nvrtc_compiler.h"
 #include "norm_fusions.h"
-#include "scheduler/generated_kernel_rules.h"
 #include "ops/arith.h"
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
+#include "scheduler/generated_kernel_rules.h"
 #include "segment_test_utils.h"
 
 namespace nvfuser {
@@ -270,6 +270,39 @@ TEST(ReductionCodegenTest, SplitSumStreamsOnlyInputsReadOnce) {
   const size_t plain = ks.code.find("nvf_vload(v");
   EXPECT_EQ(ks.code.substr(ks.code.find(',', plain), 9), ", in1 + i")
       << ks.code.substr(plain, 40);
+}
+
+// RMSNorm and LayerNorm backward (bf16, as autograd writes them): one row
+// kernel computes dx and adds the weight (and bias) gradient's columns on
+// the side, in shared memory laid out lane-major (no bank conflicts), then
+// four floats per atomic on sm_90; NVRTC compiles it for sm_90 and sm_80.
+// Launched as one wave of kColumnSumBlocksPerSm blocks per SM at most.
+TEST(ReductionCodegenTest, NormBackwardSumsColumnsInTheRowKernel) {
+  for (bool bias : {false, true}) {
+    Fusion f;
+    defineNormBackward(f, 16384, 4096, DataType::BFloat16, bias);
+    auto sf = segmentFusion(f, Options());
+    ASSERT_EQ(sf->groups().size(), 1u)
+        << ::testing::PrintToString(describe(*sf));
+    EXPECT_EQ(sf->groups()[0].scheduler, SchedulerType::InnerPersistent);
+    KernelSource ks = generatePointwiseKernel(f, "norm_bwd", {});
+    EXPECT_TRUE(ks.rowReduction && ks.columnSums);
+    EXPECT_EQ(ks.workspaceBytes, (bias ? 2 : 1) * 4096 * 4 + 4);
+    EXPECT_NE(ks.code.find("nvf_csum0[512 + k0 / 8] += "), std::string::npos)
+        << ks.code;
+    EXPECT_NE(ks.code.find("atomicAdd(reinterpret_cast<float4*>(nvf_acc0 + "
+                           "c), make_float4("),
+              std::string::npos);
+    // x, dy and w once each: 4 vectors of 8 per thread (128 threads).
+    EXPECT_EQ(countOf(ks.code, "nvf_vload(v"), 3u * 4u);
+    for (const char* arch : {"sm_90", "sm_80"}) {
+      EXPECT_GT(compileWithNvrtc(ks.code, ks.name, arch).cubin.size(), 0u)
+          << arch;
+    }
+    LaunchParams p = computeLaunchParams(ks, 132, 16);
+    EXPECT_EQ(p.grid, 132 * kColumnSumBlocksPerSm);
+    EXPECT_EQ(computeLaunchParams(ks, 132, 1).grid, 132);
+  }
 }
 
 }  // namespace nvfuser

@@ -123,7 +123,9 @@ TEST(SegmenterTest, DeterministicAndDumps) {
   auto build = [](Fusion& f) {
     TensorView* a = defineTensor(f, {4, 8}, DataType::Half);
     Val* e = unaryOp(UnaryOpType::Exp, castOp(a, DataType::Float));
-    f.addOutput(reduction(ReductionOpType::Sum, e->asTensor(), {0}, false));
+    // Column and row max: two reduction groups (a column sum would join
+    // the row kernel).
+    f.addOutput(reduction(ReductionOpType::Max, e->asTensor(), {0}, false));
     f.addOutput(reduction(ReductionOpType::Max, e->asTensor(), {1}, false));
   };
   Fusion f1, f2;

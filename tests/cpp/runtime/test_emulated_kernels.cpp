@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "../core/norm_fusions.h"
 #include "../emu/kernel_emulator.h"
 #include "../fuzz/fuzz_case.h"
 #include "emulated_run.h"
@@ -316,6 +317,58 @@ TEST(EmulatedKernelTest, WeightGradientIsSplitInOneKernel) {
       reshape(castOp(productSum(k, true), DataType::Half)->asTensor(), {64}));
   EXPECT_GT(generatePointwiseKernel(k, "wgrad", {}).workspaceBytes, 0);
   EXPECT_EQ(checkEmulated(k, {a, b}, 2e-3, reductionSplitter()), 1u);
+}
+
+// A norm backward's weight (and bias) gradient next to its input
+// gradient: one row kernel that reads x and dy once (the column sums were
+// a second kernel reading both again). Persistent rows, masked persistent
+// rows (1000), rows a block loops over (8192), several row dims;
+// the workspace is left zero (the emulator checks) and a second launch of
+// the same kernel gives the same sums.
+TEST(EmulatedKernelTest, NormBackwardColumnSumsInTheRowKernel) {
+  struct Case {
+    int64_t rows, cols;
+    bool bias;
+  };
+  for (Case c : {Case{64, 256, false}, Case{40, 1000, true},
+                 Case{9, 4096, true}, Case{6, 8192, false}}) {
+    Fusion f;
+    defineNormBackward(f, c.rows, c.cols, DataType::Float, c.bias);
+    at::Tensor x = at::randn({c.rows, c.cols});
+    at::Tensor rstd = at::rsqrt(x.pow(2).mean({1}, true) + 1e-6);
+    std::vector<at::Tensor> in = {x, at::randn({c.cols}), rstd,
+                                  at::randn({c.rows, c.cols})};
+    EXPECT_EQ(checkEmulated(f, in, 1e-4), 1u) << c.cols;
+    EXPECT_EQ(checkEmulated(f, in, 1e-4), 1u) << c.cols;
+    KernelSource ks = generatePointwiseKernel(f, "norm_bwd", {});
+    EXPECT_TRUE(ks.rowReduction && ks.columnSums);
+    EXPECT_GT(ks.workspaceBytes, c.cols * 4);
+  }
+}
+
+// Column sums the row kernel cannot take say why (and run as kernels of
+// their own): one read in the kernel, rows too long for shared memory.
+TEST(EmulatedKernelTest, ColumnSumsTheRowKernelRefuses) {
+  Fusion f;
+  TensorView* x = defineTensor(f, {8, 256}, DataType::Float);
+  TensorView* cs = reduction(ReductionOpType::Sum, x, {0}, true);  // [1, 256]
+  TensorView* rs = reduction(ReductionOpType::Sum, x, {1}, true);  // [8, 1]
+  f.addOutput(binaryOp(BinaryOpType::Add,
+                       binaryOp(BinaryOpType::Mul, x, expand(rs, {8, 256})),
+                       expand(cs, {8, 256})));
+  RowReductionPlan plan;
+  Decision d = planRowReduction(f, &plan);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.reason().find("is read in the kernel"), std::string::npos)
+      << d.reason();
+  EXPECT_GE(checkEmulated(f, {at::randn({8, 256})}, 1e-4), 2u);
+  Fusion g;
+  defineNormBackward(g, 4, 12288, DataType::Float, true);
+  d = planRowReduction(g, &plan);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.reason().find("need 98304 bytes of shared memory"),
+            std::string::npos)
+      << d.reason();
 }
 
 TEST(EmulatedKernelTest, SmallConstantPowers) {
