@@ -325,8 +325,12 @@ KernelSource PointwiseKernelGenerator::generateRows(
     const int64_t vectors = plan.rowLength / w;
     persistent_ = plan.rowLength % w == 0 && vectors >= 1 &&
                   vectors <= kMaxPersistentVectors * kPersistentThreads;
-    persistentVectors_ = std::max<int64_t>(
-        (vectors + kPersistentThreads - 1) / kPersistentThreads, 1);
+    // With column sums a block takes many rows in turn (one wave): more
+    // threads per block keep more loads in flight.
+    const int64_t threads =
+        plan.columnSums.empty() ? kPersistentThreads : kColumnSumThreads;
+    persistentVectors_ =
+        std::max<int64_t>((vectors + threads - 1) / threads, 1);
     ks.block = std::max<int64_t>(
         ((vectors + persistentVectors_ - 1) / persistentVectors_ + 31) / 32 *
             32,

@@ -115,6 +115,8 @@ class PointwiseKernelGenerator {
   // where the row is long enough.
   static constexpr int64_t kMaxPersistentVectors = 8;
   static constexpr int64_t kPersistentThreads = 128;
+  // ... and up to 512 threads when the kernel also sums columns.
+  static constexpr int64_t kColumnSumThreads = 512;
 
   std::string familyBody(const OutputFamily& family, int64_t v);
   // The per-row loop body of a row-reduction kernel with v lanes

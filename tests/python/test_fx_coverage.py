@@ -243,6 +243,26 @@ def test_var_mean_and_layer_norm_tuples_are_read_by_getitem():
     check(f, [x, w, b])
 
 
+def test_layer_norm_backward_matches_aten():
+    # Every output_mask, with and without weight and bias, one and two
+    # normalized dims; the gradients are read by getitem.
+    x, dy = torch.randn(4, 6, 8), torch.randn(4, 6, 8)
+    w, b = torch.randn(8), torch.randn(8)
+    mean = x.mean(2, keepdim=True)
+    rstd = torch.rsqrt(x.var(2, unbiased=False, keepdim=True) + 1e-5)
+    mean2 = x.mean((1, 2), keepdim=True)
+    rstd2 = torch.rsqrt(x.var((1, 2), unbiased=False, keepdim=True) + 1e-5)
+
+    def f(dy, x, w, b, mean, rstd, mean2, rstd2):
+        bwd = aten.native_layer_norm_backward.default
+        gi, gw, gb = bwd(dy, x, [8], mean, rstd, w, b, [True, True, True])
+        only_w = bwd(dy, x, [8], mean, rstd, w, b, [False, True, False])[1]
+        plain = bwd(dy, x, [6, 8], mean2, rstd2, None, None,
+                    [True, False, False])[0]
+        return gi, gw, gb, only_w, plain
+    check(f, [dy, x, w, b, mean, rstd, mean2, rstd2], rtol=1e-4, atol=1e-4)
+
+
 def test_masks_and_factories():
     x = torch.randn(3, 5, 5)
     mask = torch.rand(5, 5) > 0.5

@@ -316,6 +316,52 @@ def _native_layer_norm(ctx, node, p):
     return out, mean, rstd
 
 
+def _native_layer_norm_backward(ctx, node, p):
+    """(grad_input, grad_weight, grad_bias) of aten.native_layer_norm, those
+    output_mask asks for (None otherwise). With xhat = (x - mean) * rstd
+    and g = grad_out * weight over the N normalized elements: grad_input =
+    rstd / N * (N g - sum(g) - xhat sum(g xhat)); the weight and bias
+    gradients sum grad_out * xhat and grad_out over the other dims (column
+    sums the row kernel computes next to grad_input)."""
+    what = "layer norm backward"
+    ops = ctx.fd.ops
+    x = _opmath(ctx, _tensor(p["input"], what))
+    dy = _opmath(ctx, _tensor(p["grad_out"], what))
+    mean = _opmath(ctx, _tensor(p["mean"], what))
+    rstd = _opmath(ctx, _tensor(p["rstd"], what))
+    norm = list(p["normalized_shape"])
+    k = len(norm)
+    shape = _shape(x)
+    if k == 0 or k > x.ndim or shape[x.ndim - k:] != norm or \
+            mean.ndim != x.ndim or rstd.ndim != x.ndim:
+        raise Unsupported("layer norm backward over shape %s" % (norm,))
+    inner = list(range(x.ndim - k, x.ndim))
+    outer = list(range(x.ndim - k))
+    n = 1
+    for s in norm:
+        n *= s
+    mask = list(p.get("output_mask") or (True, True, True))
+    xhat = ops.mul(ops.sub(x, mean), rstd)
+    w = p.get("weight")
+    g = dy if w is None else ops.mul(
+        dy, ctx.to_shape(_opmath(ctx, _tensor(w, what)), shape))
+
+    def over_rows(v):  # a sum over the other dims (none: v itself)
+        return ops.sum(v, outer) if outer else v
+    grad_input = grad_weight = grad_bias = None
+    if mask[0]:
+        s1 = ops.sum(g, inner, keepdim=True)
+        s2 = ops.sum(ops.mul(g, xhat), inner, keepdim=True)
+        grad_input = ops.mul(
+            ops.mul(rstd, 1.0 / n),
+            ops.sub(ops.sub(ops.mul(g, float(n)), s1), ops.mul(xhat, s2)))
+    if mask[1] and w is not None:
+        grad_weight = over_rows(ops.mul(dy, xhat))
+    if mask[2] and p.get("bias") is not None:
+        grad_bias = over_rows(dy)
+    return grad_input, grad_weight, grad_bias
+
+
 # ---- masks ------------------------------------------------------------------
 
 def _masked_fill(ctx, node, p):
@@ -426,6 +472,7 @@ TABLE = {
     "gelu": _gelu,
     "threshold_backward": _threshold_backward,
     "var_mean": _var_mean, "native_layer_norm": _native_layer_norm,
+    "native_layer_norm_backward": _native_layer_norm_backward,
     "masked_fill": _masked_fill, "tril": _tril, "triu": _triu,
     "cumsum": _cumsum,
     "scalar_tensor": _scalar_tensor, "fill": _fill, "new_full": _new_full,
@@ -435,4 +482,5 @@ TABLE = {
 }
 
 # Ops whose value is a tuple of tensors, read by getitem.
-TUPLE_OPS = ("nll_loss_forward", "var_mean", "native_layer_norm")
+TUPLE_OPS = ("nll_loss_forward", "var_mean", "native_layer_norm",
+             "native_layer_norm_backward")

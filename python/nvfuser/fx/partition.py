@@ -153,12 +153,14 @@ def _support_reason(node, values, reasons, analysis, devices=()):
     if library:
         out = library[min(library)]
     elif isinstance(out, (tuple, list)) and name in TUPLE_OPS:
-        # A tuple of pieces: fine when only getitems read it.
-        if not out or not all(_plain_tensor(p) for p in out):
+        # A tuple of pieces: fine when only getitems read it (a None is
+        # a result not asked for: a masked gradient).
+        pieces = [p for p in out if p is not None]
+        if not pieces or not all(_plain_tensor(p) for p in pieces):
             return "its pieces are not plain tensors of a supported dtype"
         if not all(op_name(u) == "getitem" for u in node.users):
             return "its tuple is read by more than getitem"
-        out = out[0]
+        out = pieces[0]
     elif not _plain_tensor(out):
         return "its value is not a plain tensor of a supported dtype"
     for a in node.all_input_nodes:
@@ -195,9 +197,11 @@ def _support_reason(node, values, reasons, analysis, devices=()):
                     return library_calls.LibraryResults(
                         define(p) if i in kept else None
                         for i, p in enumerate(v))
-                if isinstance(v, (tuple, list)) and v and all(
-                        isinstance(p, torch.Tensor) for p in v):
-                    return tuple(define(p) for p in v)  # split pieces
+                if isinstance(v, (tuple, list)) and any(
+                        isinstance(p, torch.Tensor) for p in v) and all(
+                        p is None or isinstance(p, torch.Tensor) for p in v):
+                    # split pieces, results of a tuple op (None: masked)
+                    return tuple(None if p is None else define(p) for p in v)
                 return v
             args = torch.fx.node.map_aggregate(node.args, arg)
             kwargs = torch.fx.node.map_aggregate(node.kwargs, arg)
@@ -516,6 +520,16 @@ def _all_eager(gm, reason):
     return _finish(gm, [], {n.name: reason for n in _call_nodes(gm.graph)})
 
 
+def _drop_unread_getitems(gm):
+    """getitems nobody reads (make_fx keeps those of every result, also
+    the None of a masked gradient) compute nothing: gone."""
+    for node in list(gm.graph.nodes):
+        if node.op == "call_function" and node.target is operator.getitem \
+                and not node.users:
+            gm.graph.erase_node(node)
+    gm.recompile()
+
+
 def compile_graph(gm, example_inputs):
     """Returns a copy of gm with every supported region replaced by a
     FusionRegion. Never raises for a graph PyTorch can run: whatever cannot
@@ -528,6 +542,7 @@ def compile_graph(gm, example_inputs):
     # failure anywhere can still hand back the caller's graph intact.
     work = torch.fx.GraphModule(gm, copy.deepcopy(gm.graph),
                                 class_name=type(gm).__name__)
+    _drop_unread_getitems(work)
     try:
         values = record_values(work, example_inputs)
     except Exception as e:  # noqa: BLE001 (the model's own error)
