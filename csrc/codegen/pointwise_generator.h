@@ -65,7 +65,6 @@ struct RowChunk {
   Index inner;
   std::string k;
   std::string active;  // empty: always in the row (a loop)
-  int64_t slot = -1;   // persistent rows: which of the thread's vectors
 };
 
 // The whole extracted fusion is the segment: row sources may be anywhere.
@@ -130,15 +129,6 @@ class PointwiseKernelGenerator {
   std::vector<std::string> columnSumAdds(const RowReductionPlan& plan,
                                          const RowChunk& chunk);
   std::string columnSumPrologue(const RowReductionPlan& plan) const;
-  // The register array of column sum `sum` for the thread's vector `slot`.
-  static std::string columnRegister(size_t sum, int64_t slot);
-  // A block's partials of one sum added into the workspace `acc`: from
-  // each thread's registers (persistent rows) or from shared memory.
-  std::string persistentColumnAdds(const RowReductionPlan& plan, size_t sum,
-                                   const std::string& acc, bool vec4) const;
-  std::string sharedColumnAdds(const RowReductionPlan& plan,
-                               const std::string& acc,
-                               const std::string& shared, bool vec4) const;
   std::string columnSumEpilogue(const RowReductionPlan& plan,
                                 const std::vector<size_t>& outputs,
                                 int64_t countersAt) const;

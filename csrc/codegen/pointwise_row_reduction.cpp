@@ -6,9 +6,6 @@
 // registers. The row is re-read from memory in each pass rather than held
 // in registers: an L1/L2-resident row of a few KB makes the re-reads cheap,
 // and any row length works.
-#include <functional>
-#include <sstream>
-
 #include "analysis/tensor_shape.h"
 #include "codegen/op_emitter.h"
 #include "codegen/pointwise_generator.h"
@@ -146,28 +143,20 @@ std::vector<std::string> PointwiseKernelGenerator::columnSumAdds(
     const DataType acc = plan.columnSums[c]->output(0)->dtype();
     Value x = valueAt(in, rowIndex(in, chunk.inner));
     // This thread's columns are the same in every row: nobody else adds
-    // to them. Persistent rows add into registers (one array per vector
-    // the thread owns); looping rows into shared memory, where lane u of
-    // column k sits at u * (rowLength / lanes) + k / lanes: a warp's adds
-    // of one lane touch consecutive words (no bank conflicts).
+    // to them, so plain adds to shared memory. Lane u of column k sits at
+    // u * (rowLength / lanes) + k / lanes: a warp's adds of one lane touch
+    // consecutive words (no bank conflicts).
     const int64_t stride = plan.rowLength / lanes_;
     for (int64_t u = 0; u < lanes_; ++u) {
       const std::string lane =
           x.lane ? x.name + "[" + std::to_string(u) + "]" : x.name;
-      const std::string target =
-          chunk.slot >= 0
-              ? columnRegister(c, chunk.slot) + "[" + std::to_string(u) + "]"
-              : "nvf_csum" + std::to_string(c) + "[" +
-                    std::to_string(u * stride) + " + " + chunk.k + " / " +
-                    std::to_string(lanes_) + "]";
-      adds.push_back(target + " += " + castExpr(in->dtype(), acc, lane) + ";");
+      adds.push_back("nvf_csum" + std::to_string(c) + "[" +
+                     std::to_string(u * stride) + " + " + chunk.k + " / " +
+                     std::to_string(lanes_) +
+                     "] += " + castExpr(in->dtype(), acc, lane) + ";");
     }
   }
   return adds;
-}
-
-std::string PointwiseKernelGenerator::columnRegister(size_t sum, int64_t slot) {
-  return "nvf_creg" + std::to_string(sum) + "_" + std::to_string(slot);
 }
 
 std::string PointwiseKernelGenerator::columnSumPrologue(
@@ -175,91 +164,13 @@ std::string PointwiseKernelGenerator::columnSumPrologue(
   std::ostringstream code;
   for (size_t c = 0; c < plan.columnSums.size(); ++c) {
     const std::string t = cudaType(plan.columnSums[c]->output(0)->dtype());
-    if (persistent_) {
-      for (int64_t p = 0; p < persistentVectors_; ++p) {
-        const std::string r = columnRegister(c, p);
-        code << "  nvf_array<" << t << ", " << lanes_ << "> " << r << ";\n"
-             << "  #pragma unroll\n  for (int u = 0; u < " << lanes_
-             << "; ++u) " << r << "[u] = (" << t << ")0;\n";
-      }
-      continue;
-    }
     code << "  __shared__ " << t << " nvf_csum" << c << "[" << plan.rowLength
          << "];  // this block's rows, summed per column\n"
          << "  for (unsigned c = threadIdx.x; c < " << plan.rowLength
          << "; c += blockDim.x) nvf_csum" << c << "[c] = (" << t << ")0;\n";
   }
-  if (!plan.columnSums.empty() && !persistent_) {
+  if (!plan.columnSums.empty()) {
     code << "  __syncthreads();\n";
-  }
-  return code.str();
-}
-
-// One float4 atomic (sm_90) or `lanes` scalar ones per vector: the adds
-// of one thread's partials at element k of the workspace.
-namespace {
-std::string atomicAdds(const std::string& acc, const std::string& k,
-                       int64_t lanes,
-                       const std::function<std::string(int64_t)>& value,
-                       bool vec4) {
-  std::ostringstream code;
-  if (vec4) {
-    code << "#if __CUDA_ARCH__ >= 900\n";
-    for (int64_t j = 0; j < lanes; j += 4) {
-      code << "    atomicAdd(reinterpret_cast<float4*>(" << acc << " + " << k
-           << " + " << j << "), make_float4(" << value(j) << ", "
-           << value(j + 1) << ", " << value(j + 2) << ", " << value(j + 3)
-           << "));\n";
-    }
-    code << "#else\n";
-  }
-  for (int64_t u = 0; u < lanes; ++u) {
-    code << "    atomicAdd(" << acc << " + " << k << " + " << u << ", "
-         << value(u) << ");\n";
-  }
-  if (vec4) {
-    code << "#endif\n";
-  }
-  return code.str();
-}
-}  // namespace
-
-std::string PointwiseKernelGenerator::persistentColumnAdds(
-    const RowReductionPlan& plan, size_t sum, const std::string& acc,
-    bool vec4) const {
-  std::ostringstream code;
-  for (int64_t p = 0; p < persistentVectors_; ++p) {
-    const std::string r = columnRegister(sum, p);
-    code << "  {\n    const unsigned k = threadIdx.x * " << lanes_ << " + "
-         << p * persistentStride_ << ";\n    if (k < " << plan.rowLength
-         << ") {\n"
-         << atomicAdds(
-                acc, "k", lanes_,
-                [&](int64_t u) { return r + "[" + std::to_string(u) + "]"; },
-                vec4)
-         << "    }\n  }\n";
-  }
-  return code.str();
-}
-
-std::string PointwiseKernelGenerator::sharedColumnAdds(
-    const RowReductionPlan& plan, const std::string& acc,
-    const std::string& shared, bool vec4) const {
-  const std::string n = std::to_string(plan.rowLength);
-  std::ostringstream code;
-  code << "  for (unsigned c = threadIdx.x * 4; c + 3 < " << n
-       << "; c += blockDim.x * 4) {\n"
-       << atomicAdds(
-              acc, "c", 4,
-              [&](int64_t u) {
-                return shared + "[c + " + std::to_string(u) + "]";
-              },
-              vec4)
-       << "  }\n";
-  if (plan.rowLength % 4 != 0) {
-    code << "  for (unsigned c = " << plan.rowLength / 4 * 4
-         << " + threadIdx.x; c < " << n << "; c += blockDim.x) atomicAdd("
-         << acc << " + c, " << shared << "[c]);\n";
   }
   return code.str();
 }
@@ -284,9 +195,21 @@ std::string PointwiseKernelGenerator::columnSumEpilogue(
     code << "  " << types[c] << "* " << a << " = reinterpret_cast<" << types[c]
          << "*>(nvf_ws + " << offset << ");\n";
     const bool vec4 =
-        acc == DataType::Float && lanes_ % 4 == 0 && offset % 16 == 0;
-    code << (persistent_ ? persistentColumnAdds(plan, c, a, vec4)
-                         : sharedColumnAdds(plan, a, sm, vec4));
+        acc == DataType::Float && plan.rowLength % 4 == 0 && offset % 16 == 0;
+    if (vec4) {
+      // sm_90 adds four floats in one atomic: a quarter of the L2 atomics.
+      code << "#if __CUDA_ARCH__ >= 900\n"
+           << "  for (unsigned c = threadIdx.x * 4; c < " << n
+           << "; c += blockDim.x * 4) atomicAdd(reinterpret_cast<float4*>(" << a
+           << " + c), make_float4(" << sm << "[c], " << sm << "[c + 1], " << sm
+           << "[c + 2], " << sm << "[c + 3]));\n"
+           << "#else\n";
+    }
+    code << "  for (unsigned c = threadIdx.x; c < " << n
+         << "; c += blockDim.x) atomicAdd(" << a << " + c, " << sm << "[c]);\n";
+    if (vec4) {
+      code << "#endif\n";
+    }
     offset += plan.rowLength * dataTypeSize(acc);
   }
   code << "  __threadfence();\n  __syncthreads();\n"
@@ -302,12 +225,10 @@ std::string PointwiseKernelGenerator::columnSumEpilogue(
     const size_t c = static_cast<size_t>(
         std::find(plan.columnSums.begin(), plan.columnSums.end(), sum) -
         plan.columnSums.begin());
-    // Registers add in column order; shared memory in its lane-major one.
-    const std::string at = persistent_
-                               ? std::string("c")
-                               : "(c % " + std::to_string(lanes_) + ") * " +
-                                     std::to_string(plan.rowLength / lanes_) +
-                                     " + c / " + std::to_string(lanes_);
+    // The workspace keeps shared memory's lane-major order.
+    const std::string at = "(c % " + std::to_string(lanes_) + ") * " +
+                           std::to_string(plan.rowLength / lanes_) + " + c / " +
+                           std::to_string(lanes_);
     code << "  for (unsigned c = threadIdx.x; c < " << n
          << "; c += blockDim.x) out" << o << "[c] = "
          << castExpr(sum->output(0)->dtype(), out->dtype(),
@@ -355,14 +276,14 @@ std::string PointwiseKernelGenerator::rowBody(const RowReductionPlan& plan,
          (p ? " + " + std::to_string(p * persistentStride_) : "") + ";");
     if ((p + 1) * persistentStride_ <= plan.rowLength) {
       // Every thread's vector lies inside the row (block is exact).
-      persistentChunks_.push_back(RowChunk{innerIndex(plan, k), k, "", p});
+      persistentChunks_.push_back(RowChunk{innerIndex(plan, k), k, ""});
       continue;
     }
     line("const bool " + active + " = " + k + " < " +
          std::to_string(plan.rowLength) + ";");
     line("if (!" + active + ") " + k + " = " +
          std::to_string(plan.rowLength - v) + ";");
-    persistentChunks_.push_back(RowChunk{innerIndex(plan, k), k, active, p});
+    persistentChunks_.push_back(RowChunk{innerIndex(plan, k), k, active});
   }
   for (const Expr* e : fusion_.exprs()) {
     if (isReductionLike(e) &&
