@@ -158,52 +158,48 @@ Decision columnSumFits(const Expr* e, const RowReductionPlan& plan) {
   }
   return Decision::yes();
 }
-}  // namespace
-
-Decision planRowReduction(const std::vector<const Expr*>& exprs,
-                          const std::vector<const TensorView*>& outputs,
-                          const InSegment& inside, RowReductionPlan* plan) {
-  *plan = RowReductionPlan();
-  bool any = false;
-  for (const Expr* e : exprs) {
-    if (isReductionLike(e) &&
-        innermostReduced(concreteShape(e->input(0)->asTensor()),
-                         reductionAxes(e))) {
-      any = true;
+// The rows/inner layout of a row reduction `e` (reduced dims innermost).
+Decision rowLayoutOf(const Expr* e, std::vector<int64_t>* rows,
+                     std::vector<int64_t>* inner) {
+  const std::vector<int64_t> shape = concreteShape(e->input(0)->asTensor());
+  std::vector<bool> reduced(shape.size(), false);
+  for (int64_t a : reductionAxes(e)) {
+    reduced[size_t(a)] = true;
+  }
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) {
+      continue;
+    }
+    if (reduced[d]) {
+      inner->push_back(shape[d]);
+    } else if (!inner->empty()) {
+      return Decision::no(exprRef(e) + " keeps a dim inside its reduced dims");
+    } else {
+      rows->push_back(shape[d]);
     }
   }
-  if (!any) {
-    return Decision::yes();
-  }
+  return Decision::yes();
+}
+
+// Every row reduction's layout must be the plan's; the other reductions
+// must be column sums of it, within the shared memory they may take.
+Decision planLayout(const std::vector<const Expr*>& exprs,
+                    RowReductionPlan* plan) {
   bool first = true;
   std::vector<const Expr*> others;  // reductions keeping the innermost dim
   for (const Expr* e : exprs) {
     if (!isReductionLike(e)) {
       continue;
     }
-    std::vector<int64_t> shape = concreteShape(e->input(0)->asTensor());
-    if (!innermostReduced(shape, reductionAxes(e))) {
+    if (!innermostReduced(concreteShape(e->input(0)->asTensor()),
+                          reductionAxes(e))) {
       others.push_back(e);
       continue;
     }
-    std::vector<bool> reduced(shape.size(), false);
-    for (int64_t a : reductionAxes(e)) {
-      reduced[a] = true;
-    }
     std::vector<int64_t> rows;
     std::vector<int64_t> inner;
-    for (size_t d = 0; d < shape.size(); ++d) {
-      if (shape[d] == 1) {
-        continue;
-      }
-      if (reduced[d]) {
-        inner.push_back(shape[d]);
-      } else if (!inner.empty()) {
-        return Decision::no(exprRef(e) +
-                            " keeps a dim inside its reduced dims");
-      } else {
-        rows.push_back(shape[d]);
-      }
+    if (Decision d = rowLayoutOf(e, &rows, &inner); !d) {
+      return d;
     }
     if (first) {
       plan->rows = rows;
@@ -222,24 +218,41 @@ Decision planRowReduction(const std::vector<const Expr*>& exprs,
   for (int64_t k : plan->inner) {
     plan->rowLength *= k;
   }
+  int64_t sharedBytes = 0;
   for (const Expr* e : others) {
     if (Decision d = columnSumFits(e, *plan); !d) {
       return d;
     }
     plan->columnSums.push_back(e);
+    sharedBytes += plan->rowLength * dataTypeSize(e->output(0)->dtype());
   }
-  const int64_t sharedBytes = [&] {
-    int64_t bytes = 0;
-    for (const Expr* e : plan->columnSums) {
-      bytes += plan->rowLength * dataTypeSize(e->output(0)->dtype());
-    }
-    return bytes;
-  }();
   if (sharedBytes > kColumnSumSharedBytes) {
     return Decision::no(
         "column sums of rows of " + std::to_string(plan->rowLength) + " need " +
         std::to_string(sharedBytes) + " bytes of shared memory (at most " +
         std::to_string(kColumnSumSharedBytes) + ")");
+  }
+  return Decision::yes();
+}
+}  // namespace
+
+Decision planRowReduction(const std::vector<const Expr*>& exprs,
+                          const std::vector<const TensorView*>& outputs,
+                          const InSegment& inside, RowReductionPlan* plan) {
+  *plan = RowReductionPlan();
+  bool any = false;
+  for (const Expr* e : exprs) {
+    if (isReductionLike(e) &&
+        innermostReduced(concreteShape(e->input(0)->asTensor()),
+                         reductionAxes(e))) {
+      any = true;
+    }
+  }
+  if (!any) {
+    return Decision::yes();
+  }
+  if (Decision d = planLayout(exprs, plan); !d) {
+    return d;
   }
   std::vector<int64_t> full = plan->rows;
   full.insert(full.end(), plan->inner.begin(), plan->inner.end());

@@ -97,7 +97,7 @@ class Generator {
     TensorView* x = operand();
     std::vector<int64_t> shape = concreteShape(x);
     const int64_t rank = static_cast<int64_t>(shape.size());
-    switch (pick(25)) {
+    switch (pick(26)) {
       case 0: {
         const UnaryOpType ops[] = {UnaryOpType::Neg,  UnaryOpType::Abs,
                                    UnaryOpType::Exp,  UnaryOpType::Sin,
@@ -348,7 +348,30 @@ class Generator {
       case 24:
         addGather(x, shape);
         break;
+      case 25:
+        addNormBackwardShape(x, shape);
+        break;
     }
+  }
+
+  // A norm backward's shape: a row sum of x broadcast back over its rows
+  // and a sum of x over every row dim (a column sum the row kernel may
+  // take on the side, when nothing else reads it).
+  void addNormBackwardShape(TensorView* x, const std::vector<int64_t>& shape) {
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    if (rank < 2 || isIntegralType(x->dtype()) ||
+        x->dtype() == DataType::Bool ||
+        std::find(shape.begin(), shape.end(), 0) != shape.end()) {
+      return;
+    }
+    TensorView* xf = castOp(x, DataType::Float)->asTensor();
+    TensorView* row = reduction(ReductionOpType::Sum, xf, {rank - 1}, true);
+    add(binaryOp(BinaryOpType::Mul, xf, row));
+    std::vector<int64_t> rows;
+    for (int64_t d = 0; d + 1 < rank; ++d) {
+      rows.push_back(d);
+    }
+    add(reduction(ReductionOpType::Sum, xf, rows, coin(40)));
   }
 
   // index_select, gather or take_along_axis of x along a dim, at indices
