@@ -346,6 +346,27 @@ TEST(EmulatedKernelTest, NormBackwardColumnSumsInTheRowKernel) {
   }
 }
 
+// A column sum of a value computed from the row's reductions (the column
+// sums of softmax probabilities): the adds read the reduced values of the
+// row they are in.
+TEST(EmulatedKernelTest, ColumnSumOfARowNormalizedValue) {
+  const int64_t rows = 24, cols = 640;
+  Fusion f;
+  TensorView* x = defineTensor(f, {rows, cols}, DataType::Float);
+  TensorView* m = reduction(ReductionOpType::Max, x, {1}, true);
+  TensorView* e =
+      unaryOp(UnaryOpType::Exp, binaryOp(BinaryOpType::Sub, x, m))->asTensor();
+  TensorView* s = reduction(ReductionOpType::Sum, e, {1}, true);
+  TensorView* p = binaryOp(BinaryOpType::Div, e, s)->asTensor();
+  f.addOutput(p);
+  f.addOutput(
+      castOp(reduction(ReductionOpType::Sum, p, {0}, false), DataType::Half));
+  RowReductionPlan plan;
+  ASSERT_TRUE(planRowReduction(f, &plan).ok());
+  EXPECT_EQ(plan.columnSums.size(), 1u);
+  EXPECT_EQ(checkEmulated(f, {at::randn({rows, cols}) * 3}, 1e-3), 1u);
+}
+
 // Column sums the row kernel cannot take say why (and run as kernels of
 // their own): one read in the kernel, rows too long for shared memory.
 TEST(EmulatedKernelTest, ColumnSumsTheRowKernelRefuses) {
