@@ -5,10 +5,10 @@
 #include "codegen/pointwise_codegen.h"
 #include "compiler/nvrtc_compiler.h"
 #include "exceptions.h"
-#include "scheduler/generated_kernel_rules.h"
 #include "ops/arith.h"
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
+#include "scheduler/generated_kernel_rules.h"
 #include "segment_test_utils.h"
 #include "segmenter/segment_extractor.h"
 
@@ -223,7 +223,8 @@ TEST(CodegenTest, MatmulIsNotGenerated) {
   f.addOutput(matmul(a, b));
   Decision d = generatedKernelFits(f);
   ASSERT_FALSE(d.ok());
-  EXPECT_NE(d.reason().find("is not generated (an ATen call)"), std::string::npos);
+  EXPECT_NE(d.reason().find("is not generated (an ATen call)"),
+            std::string::npos);
 }
 
 TEST(CodegenTest, PtxasVerboseReportsRegisters) {
