@@ -354,16 +354,12 @@ KernelSource PointwiseKernelGenerator::generateRows(
   // Column sums: accumulators after the outputs' (and the index error
   // word's) parameters, then one arrival counter.
   std::vector<size_t> columnSumOutputs;
-  int64_t countersAt = 0;
   for (size_t o = 0; o < ks.outputs.size(); ++o) {
     if (columnSumOf(ks.outputs[o], plan) != nullptr) {
       columnSumOutputs.push_back(o);
     }
   }
-  for (const Expr* e : plan.columnSums) {
-    countersAt += plan.rowLength * dataTypeSize(e->output(0)->dtype());
-  }
-  countersAt = (countersAt + 7) / 8 * 8;
+  const int64_t countersAt = (columnSumBytes(plan) + 7) / 8 * 8;
   ks.columnSums = !plan.columnSums.empty();
   if (ks.columnSums) {
     ks.workspaceBytes = countersAt + 4;

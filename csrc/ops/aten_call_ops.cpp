@@ -53,9 +53,8 @@ void checkArgs(const std::vector<AtenCallArg>& args,
         }
         use(i, k);
         NVF_CHECK(inputs[static_cast<size_t>(k)]->isTensor(),
-                  "aten_call: ", "argument ", i, " lists input ", k,
-                  ", which is not a "
-                  "tensor");
+                  "aten_call: argument ", i, " lists input ", k,
+                  ", which is not a tensor");
       }
     }
   }

@@ -31,6 +31,14 @@ const TensorView* rowSource(const TensorView* out, const RowReductionPlan& plan,
   }
 }
 
+int64_t columnSumBytes(const RowReductionPlan& plan) {
+  int64_t bytes = 0;
+  for (const Expr* e : plan.columnSums) {
+    bytes += plan.rowLength * dataTypeSize(e->output(0)->dtype());
+  }
+  return bytes;
+}
+
 const Expr* columnSumOf(const TensorView* out, const RowReductionPlan& plan) {
   const Expr* def = beforeCastsAndUnitViews(out)->definition();
   for (const Expr* e : plan.columnSums) {
@@ -218,14 +226,13 @@ Decision planLayout(const std::vector<const Expr*>& exprs,
   for (int64_t k : plan->inner) {
     plan->rowLength *= k;
   }
-  int64_t sharedBytes = 0;
   for (const Expr* e : others) {
     if (Decision d = columnSumFits(e, *plan); !d) {
       return d;
     }
     plan->columnSums.push_back(e);
-    sharedBytes += plan->rowLength * dataTypeSize(e->output(0)->dtype());
   }
+  const int64_t sharedBytes = columnSumBytes(*plan);
   if (sharedBytes > kColumnSumSharedBytes) {
     return Decision::no(
         "column sums of rows of " + std::to_string(plan->rowLength) + " need " +

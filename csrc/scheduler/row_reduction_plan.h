@@ -36,6 +36,10 @@ struct RowReductionPlan {
 // opting in, next to the block reduction's buffers.
 constexpr int64_t kColumnSumSharedBytes = 32 * 1024;
 
+// Bytes of one accumulator per column of every column sum (a block's
+// shared partials, the workspace's totals).
+int64_t columnSumBytes(const RowReductionPlan& plan);
+
 // The column sum (of plan.columnSums) whose cast or view `out` is, or
 // nullptr.
 const Expr* columnSumOf(const TensorView* out, const RowReductionPlan& plan);

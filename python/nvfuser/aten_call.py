@@ -85,6 +85,8 @@ def _arguments(name, schema, args, kwargs):
 
 
 _INT_TYPES = (DataType.Int, DataType.Int32)
+# Schema types of lists of tensors: Tensor[] and Tensor?[] (None allowed).
+_TENSOR_LISTS = ("List[Tensor]", "List[Optional[Tensor]]")
 _FLOAT_TYPES = (DataType.Double, DataType.Float, DataType.Half,
                 DataType.BFloat16)
 
@@ -129,7 +131,7 @@ def _accepts(type_name, v):
                 isinstance(x, int) and not isinstance(x, bool) for x in v))
     if t == "str":
         return isinstance(v, str)
-    if t in ("List[Tensor]", "List[Optional[Tensor]]"):
+    if t in _TENSOR_LISTS:
         none_ok = t != "List[Tensor]"
         return isinstance(v, (list, tuple)) and all(
             isinstance(x, Tensor) or (none_ok and x is None) for x in v)
@@ -157,7 +159,7 @@ def _flat_argument(fd, name, param, v, inputs):
         return ("int", v) if "[" not in type_name else ("ints", [v])
     if isinstance(v, float):
         return ("double", v)
-    if type_name in ("List[Tensor]", "List[Optional[Tensor]]"):
+    if type_name in _TENSOR_LISTS:
         items = []
         for x in v:
             if x is not None:

@@ -294,17 +294,22 @@ def _var_mean(ctx, node, p):
                                bool(p.get("keepdim", False)))
 
 
+def _normalized_dims(x, normalized_shape, what):
+    """The trailing dims of x that normalized_shape names (Unsupported when
+    it does not name x's trailing sizes)."""
+    norm = list(normalized_shape)
+    k = len(norm)
+    if k == 0 or k > x.ndim or _shape(x)[x.ndim - k:] != norm:
+        raise Unsupported("%s over shape %s" % (what, norm))
+    return list(range(x.ndim - k, x.ndim))
+
+
 def _native_layer_norm(ctx, node, p):
     """(out, mean, rstd) over the trailing normalized_shape dims; mean and
     rstd keep those dims as size 1, as aten.native_layer_norm does."""
     x = _opmath(ctx, _tensor(p["self"], "layer norm"))
-    k = len(p["normalized_shape"])
-    if k == 0 or k > x.ndim or _shape(x)[x.ndim - k:] != list(
-            p["normalized_shape"]):
-        raise Unsupported("layer norm over shape %s" % (
-            list(p["normalized_shape"]),))
+    dims = _normalized_dims(x, p["normalized_shape"], "layer norm")
     ops = ctx.fd.ops
-    dims = list(range(x.ndim - k, x.ndim))
     var, mean = ops.var_mean(x, dims, 0, True)
     rstd = ops.rsqrt(ops.add(var, float(p["eps"])))
     out = ops.mul(ops.sub(x, mean), rstd)
@@ -329,17 +334,15 @@ def _native_layer_norm_backward(ctx, node, p):
     dy = _opmath(ctx, _tensor(p["grad_out"], what))
     mean = _opmath(ctx, _tensor(p["mean"], what))
     rstd = _opmath(ctx, _tensor(p["rstd"], what))
-    norm = list(p["normalized_shape"])
-    k = len(norm)
+    inner = _normalized_dims(x, p["normalized_shape"], what)
+    if mean.ndim != x.ndim or rstd.ndim != x.ndim:
+        raise Unsupported("%s with mean/rstd of rank %d/%d, input %d" % (
+            what, mean.ndim, rstd.ndim, x.ndim))
     shape = _shape(x)
-    if k == 0 or k > x.ndim or shape[x.ndim - k:] != norm or \
-            mean.ndim != x.ndim or rstd.ndim != x.ndim:
-        raise Unsupported("layer norm backward over shape %s" % (norm,))
-    inner = list(range(x.ndim - k, x.ndim))
-    outer = list(range(x.ndim - k))
+    outer = list(range(inner[0]))
     n = 1
-    for s in norm:
-        n *= s
+    for d in inner:
+        n *= shape[d]
     mask = list(p.get("output_mask") or (True, True, True))
     xhat = ops.mul(ops.sub(x, mean), rstd)
     w = p.get("weight")
