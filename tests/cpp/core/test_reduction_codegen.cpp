@@ -300,6 +300,18 @@ TEST(ReductionCodegenTest, NormBackwardSumsColumnsInTheRowKernel) {
       EXPECT_GT(compileWithNvrtc(ks.code, ks.name, arch).cubin.size(), 0u)
           << arch;
     }
+    if (bias) {  // rows a block loops over: shared, lane-major partials
+      Fusion g;
+      defineNormBackward(g, 64, 8192, DataType::Float, false);
+      KernelSource loop = generatePointwiseKernel(g, "norm_bwd", {});
+      EXPECT_NE(loop.code.find("nvf_csum0[2048 + k / 4] += "),
+                std::string::npos)
+          << loop.code;
+      for (const char* arch : {"sm_90", "sm_80"}) {
+        EXPECT_GT(compileWithNvrtc(loop.code, loop.name, arch).cubin.size(), 0u)
+            << arch;
+      }
+    }
     LaunchParams p = computeLaunchParams(ks, 132, 16);
     EXPECT_EQ(p.grid, 132 * kColumnSumBlocksPerSm);
     EXPECT_EQ(computeLaunchParams(ks, 132, 1).grid, 132);
