@@ -6,7 +6,8 @@
 #   OUT_DIR=$OUT bash benchmarks/device_suite.sh [step ...]
 #
 # Steps (default: all, in this order): tests fx_tests demo pointwise norm
-# fx_backend rope warm model dist. dist: examples/distributed_train.py with
+# fx_backend rope rope_kernels warm model dist. dist:
+# examples/distributed_train.py with
 # 2 ranks (DDP and FSDP2; nvfuser with --check, eager, inductor) over gloo
 # on one GPU (--share-gpu), or NCCL when the machine has two (DIST_ARGS
 # adds flags). Setup (apt skipped, python3 on PATH) always runs
@@ -45,7 +46,7 @@ step setup 300 bash scripts/setup.sh || {
 
 want() { [ $# -eq 0 ] || [[ " $* " == *" $STEP "* ]]; }
 ARGS=("$@")
-for STEP in tests fx_tests demo pointwise norm fx_backend rope warm model dist; do
+for STEP in tests fx_tests demo pointwise norm fx_backend rope rope_kernels warm model dist; do
   want "${ARGS[@]}" || continue
   case "$STEP" in
     tests)
@@ -73,6 +74,15 @@ for STEP in tests fx_tests demo pointwise norm fx_backend rope warm model dist; 
       step rope 500 "$PY" benchmarks/rope/run_suite.py --quick \
         --out "$OUT_DIR/rope"
       grep -E "^\||^###|^WARNING" "$OUT_DIR/rope/rope_suite.md" | tail -n 60 ;;
+    rope_kernels)
+      # Per-kernel breakdown of every RoPE variant for our FusionDefinition,
+      # eager, inductor and our backend, and the regions torch.compile
+      # hands us as repro scripts (one tarball: few files come back).
+      step rope_kernels 400 "$PY" benchmarks/rope/dump_compiled.py \
+        --modes fwd,bwd --out "$OUT_DIR/rope_kernels"
+      tar -czf "$OUT_DIR/rope_kernels.tgz" -C "$OUT_DIR" rope_kernels &&
+        rm -rf "$OUT_DIR/rope_kernels"
+      "$PY" benchmarks/rope/dump_compiled.py --summary "$OUT_DIR/rope_kernels.tgz" ;;
     warm)
       step warm 200 "$PY" benchmarks/warm_restart.py --json "$OUT_DIR/warm.json"
       grep -E "^\|" "$OUT_DIR/warm.log" ;;

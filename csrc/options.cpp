@@ -183,10 +183,14 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "sync_index_checks",  // out-of-range gathers raise at their launch
   };
   static const std::vector<std::string> kDisable = {
-      "input_forwarding", "extended_input_forwarding", "horizontal_fusion",
+      "input_forwarding",
+      "extended_input_forwarding",
+      "horizontal_fusion",
       "kernel_cache",     // no cubin cache, on disk or in memory
       "vectorization",    // vector loads/stores in generated kernels
       "reduction_split",  // long reductions with few outputs in two steps
+      "broadcast_materialization",  // costly broadcast values stay fused
+      "predicated_loads",  // pads and cats in reduction loops keep branches
   };
   return byGroup(g, kDump, kEnable, kDisable);
 }

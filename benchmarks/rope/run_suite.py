@@ -53,12 +53,10 @@ def eager_callables(cfg, mode, fwd_inputs, bwd_inputs):
     through autograd on the eager forward."""
     if mode == "fwd":
         return lambda: rv.eager_forward(cfg, *fwd_inputs)
-    ins = [t.detach().clone().requires_grad_(t.is_floating_point())
-           for t in fwd_inputs]
+    ins, wrt = rv.requiring_grad(cfg, fwd_inputs)
     n = rv.num_outputs(cfg)
     outs = rv.eager_forward(cfg, *ins)
     grads = bwd_inputs[:n]
-    wrt = [t for t in ins if t.requires_grad]
     return lambda: torch.autograd.grad(outs[:n], wrt, grads, retain_graph=True)
 
 
@@ -87,11 +85,9 @@ def compiled_callable(cfg, mode, fwd_inputs, bwd_inputs, backend):
                         backend)
     if mode == "fwd":
         return (lambda: fwd(*fwd_inputs)), None
-    ins = [t.detach().clone().requires_grad_(t.is_floating_point())
-           for t in fwd_inputs]
+    ins, wrt = rv.requiring_grad(cfg, fwd_inputs)
     n = rv.num_outputs(cfg)
     outs = fwd(*ins)
-    wrt = [t for t in ins if t.requires_grad]
     return (lambda: torch.autograd.grad(outs[:n], wrt, bwd_inputs[:n],
                                         retain_graph=True)), None
 

@@ -413,17 +413,38 @@ def eager_forward(c, *ins, compute=torch.float32):
     return [q, repeat(k), repeat(v)]
 
 
+def grad_inputs(c):
+    """Indices of the forward inputs the backward differentiates: the
+    activations, and cos/sin only where the model computes them upstream
+    (cos="input"). Tables, position ids and inv_freq are buffers: a
+    backward that also differentiated them would add sums over the batch
+    and heads that the backward fusion does not compute (the compiled and
+    eager timings did, until session 11)."""
+    wrt = [0] if c["layout"] in ("litgpt", "hf_fused") else [0, 1, 2]
+    if c["cos"] == "input":
+        wrt += [3, 4]
+    return wrt
+
+
+def requiring_grad(c, fwd_inputs, cast=None):
+    """Fresh leaves of the forward inputs (cast to `cast` if given), the
+    grad_inputs ones requiring grad; returns (inputs, those leaves)."""
+    wrt = grad_inputs(c)
+    ins = []
+    for i, t in enumerate(fwd_inputs):
+        t = t.detach().clone()
+        if cast is not None and t.is_floating_point():
+            t = t.to(cast)
+        ins.append(t.requires_grad_(i in wrt))
+    return ins, [ins[i] for i in wrt]
+
+
 def autograd_backward(c, bwd_inputs, fwd_inputs):
     """The backward fusion's outputs computed by torch.autograd on
     eager_forward in float64."""
     n_grads = num_outputs(c)
     grads = [g.double() for g in bwd_inputs[:n_grads]]
-    ins = [t.double() if t.is_floating_point() else t for t in fwd_inputs]
-    wrt = [0] if c["layout"] in ("litgpt", "hf_fused") else [0, 1, 2]
-    if c["cos"] == "input":
-        wrt += [3, 4]
-    for i in wrt:
-        ins[i].requires_grad_(True)
+    ins, wrt = requiring_grad(c, fwd_inputs, cast=torch.float64)
     outs = eager_forward(c, *ins, compute=torch.float64)
     torch.autograd.backward(outs[:n_grads], grads)
-    return [ins[i].grad for i in wrt]
+    return [t.grad for t in wrt]

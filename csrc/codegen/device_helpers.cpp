@@ -316,6 +316,23 @@ __device__ __forceinline__ void nvf_vload(nvf_array<T, N>& dst, const T* p) {
   for (int k = 0; k < kBytes / kChunk; ++k)
     reinterpret_cast<C*>(dst.v)[k] = reinterpret_cast<const C*>(p)[k];
 }
+// Loads of an operand a pad or cat selects, computed without a branch so
+// that its loads issue together with the others: only where `pred` holds,
+// zeros elsewhere (the select discards them).
+template <typename T, int N>
+__device__ __forceinline__ void nvf_vload_if(nvf_array<T, N>& dst, const T* p,
+                                             bool pred) {
+  if (pred) {
+    nvf_vload(dst, p);
+  } else {
+#pragma unroll
+    for (int k = 0; k < N; ++k) dst.v[k] = T{};
+  }
+}
+template <typename T>
+__device__ __forceinline__ T nvf_load_if(const T* p, bool pred) {
+  return pred ? *p : T{};
+}
 // nvf_vload for data the kernel reads once: 16-byte chunks skip L1, so
 // the stream does not evict what is read again (on an H200, a 128 MiB read
 // went from 3.15 to 3.45 TB/s, L2 flushed before each run).

@@ -53,6 +53,7 @@ std::string PointwiseKernelGenerator::familyBody(const OutputFamily& family,
   lanes_ = v;
   body_.str("");
   scopes_.assign(1, {});
+  reductionLoops_ = 0;  // an abandoned try may have left loops open
   const std::vector<int64_t>& loop = family.loop;
   Index loopIdx;
   for (size_t d = 0; d < loop.size(); ++d) {

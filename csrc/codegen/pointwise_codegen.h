@@ -78,6 +78,9 @@ struct PointwiseCodegenOptions {
   bool forceInt64Index = false;
   // Vector loads/stores (NVFUSER_DISABLE=vectorization turns them off).
   bool vectorize = true;
+  // Pads and cats inside reduction loops without branches, their loads
+  // predicated (NVFUSER_DISABLE=predicated_loads keeps the branches).
+  bool predicatedLoads = true;
 };
 
 // Blocks per SM of a row kernel with column sums (each adds one partial

@@ -192,6 +192,12 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
       for (const Ix& i : idx) {
         lane = lane || i.lane;
       }
+      if (computedWithoutBranch(inTv)) {
+        Value x = predicatedValue(inTv, operandIndex(inTv, in), cond);
+        return emit(out, lane || x.lane,
+                    "(" + cond + ") ? " + cast(x, inTv->dtype(), out) + " : " +
+                        cast(padValue, e->input(1)->dtype(), out));
+      }
       Value var = declare(out, lane);
       line("if (" + cond + ") {");
       indent_ += 2;
@@ -211,6 +217,13 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
       bool lane = false;
       for (const Ix& i : idx) {
         lane = lane || i.lane;
+      }
+      bool predicated = true;
+      for (const Val* part : e->inputs()) {
+        predicated = predicated && computedWithoutBranch(part);
+      }
+      if (predicated) {
+        return catWithoutBranches(exprAs<CatOp>(e), out, idx, lane);
       }
       Value var = declare(out, lane);
       int64_t offset = 0;
@@ -301,6 +314,46 @@ Value PointwiseKernelGenerator::rngValue(const RngOp* r, const Val* v,
       ", " + arg(r->param(0), DataType::Double) + ", " +
       arg(r->param(1), DataType::Double) + ", " + rngKind(out) + ")";
   return emit(out, lane, castExpr(DataType::Double, out, call));
+}
+
+// Every part computed for every element with its loads predicated on its
+// range, then one select: no divergent branch waits for its own loads.
+Value PointwiseKernelGenerator::catWithoutBranches(const CatOp* c, DataType out,
+                                                   const Index& idx,
+                                                   bool lane) {
+  const int64_t dim = c->dim();
+  const std::string& at = idx[dim].e;
+  const size_t n = c->inputs().size();
+  std::vector<std::string> parts;
+  std::vector<std::string> ends;
+  int64_t offset = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const TensorView* part = c->input(k)->asTensor();
+    const int64_t end = offset + concreteShape(part)[dim];
+    if (idx[dim].lane) {
+      requireAligned(offset, "a cat boundary");
+    }
+    Index in = idx;
+    if (offset != 0) {
+      in[dim].e = "(" + at + " - " + std::to_string(offset) + ")";
+    }
+    std::string cond = k + 1 == n ? at + " >= " + std::to_string(offset)
+                                  : at + " < " + std::to_string(end);
+    if (k > 0 && k + 1 < n) {
+      cond = "(" + at + " >= " + std::to_string(offset) + " && " + cond + ")";
+    }
+    Value x = predicatedValue(part, operandIndex(part, in), cond);
+    lane = lane || x.lane;
+    parts.push_back(cast(x, part->dtype(), out));
+    ends.push_back(std::to_string(end));
+    offset = end;
+  }
+  std::string select = parts.back();
+  for (size_t k = n - 1; k-- > 0;) {
+    select =
+        "(" + at + " < " + ends[k] + ") ? " + parts[k] + " : (" + select + ")";
+  }
+  return emit(out, lane, select);
 }
 
 }  // namespace pointwise_detail

@@ -1,5 +1,6 @@
 #include "codegen/pointwise_generator.h"
 
+#include "analysis/op_cost.h"
 #include "analysis/tensor_shape.h"
 #include "codegen/op_emitter.h"
 #include "exceptions.h"
@@ -125,10 +126,27 @@ Value PointwiseKernelGenerator::load(const TensorView* tv, const Index& idx) {
   if (offset.empty()) {
     offset = "0";
   }
+  const std::string& pred = loadPredicate_;
   if (laneStride == 0) {
-    return emit(tv->dtype(), false, p + "[" + offset + "]");
+    return emit(tv->dtype(), false,
+                pred.empty() ? p + "[" + offset + "]"
+                             : "nvf_load_if(" + p + " + " + paren(offset) +
+                                   ", " + pred + ")");
   }
   Value v = declare(tv->dtype(), true);
+  if (!pred.empty()) {
+    if (laneStride == 1 && uniformAligned && layout.aligned) {
+      line("nvf_vload_if(" + v.name + ", " + p + " + " + paren(offset) + ", " +
+           pred + ");");
+    } else {
+      line("#pragma unroll");
+      line("for (int u = 0; u < " + std::to_string(lanes_) + "; ++u) " +
+           v.name + "[u] = nvf_load_if(" + p + " + (" + offset + " + u" +
+           (laneStride == 1 ? "" : " * " + std::to_string(laneStride)) + "), " +
+           pred + ");");
+    }
+    return v;
+  }
   if (laneStride == 1 && uniformAligned && layout.aligned) {
     // Split sums only (streamed_ is empty otherwise): pointwise kernels
     // that read an element twice (rotate-half RoPE) and row kernels got
@@ -208,6 +226,62 @@ Value PointwiseKernelGenerator::branchValue(const Val* v, const Index& idx) {
   Value x = valueAt(v, idx);
   scopes_.pop_back();
   return x;
+}
+
+Value PointwiseKernelGenerator::predicatedValue(const Val* v, const Index& idx,
+                                                const std::string& cond) {
+  // Restored on every exit: a NotVectorizable thrown inside is caught by
+  // a retry with fewer lanes, which must not inherit this condition.
+  struct Restore {
+    std::string& predicate;
+    const std::string outer;
+    ~Restore() { predicate = outer; }
+  } restore{loadPredicate_, loadPredicate_};
+  loadPredicate_ = restore.outer.empty() ? cond : restore.outer + " && " + cond;
+  return branchValue(v, idx);
+}
+
+bool PointwiseKernelGenerator::computedWithoutBranch(const Val* v) const {
+  if (reductionLoops_ == 0 || !options_.predicatedLoads) {
+    return false;
+  }
+  // Ops that only move elements are free; every other op counts.
+  auto moves = [](const Expr* e) {
+    switch (e->type()) {
+      case ExprType::Broadcast:
+      case ExprType::Expand:
+      case ExprType::Reshape:
+      case ExprType::Permute:
+      case ExprType::Squeeze:
+      case ExprType::Slice:
+      case ExprType::LoadStore:
+        return true;
+      default:
+        return false;
+    }
+  };
+  int64_t ops = 0;
+  size_t visited = 0;
+  std::vector<const Val*> stack{v};
+  std::set<const Val*> seen{v};
+  while (!stack.empty()) {
+    const Val* x = stack.back();
+    stack.pop_back();
+    const Expr* e = x->definition();
+    if (e == nullptr || paramName_.count(x)) {
+      continue;
+    }
+    if (!isCheapToRecompute(e) || ++visited > kMaxPredicatedWalk ||
+        (!moves(e) && ++ops > kMaxPredicatedOps)) {
+      return false;
+    }
+    for (const Val* in : e->inputs()) {
+      if (seen.insert(in).second) {
+        stack.push_back(in);
+      }
+    }
+  }
+  return true;
 }
 
 // Row-major linear index of dims [begin, end) of shape at idx. A lane term

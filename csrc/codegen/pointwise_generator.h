@@ -201,6 +201,27 @@ class PointwiseKernelGenerator {
   std::string emitIndex(const std::string& expr);
   Value load(const TensorView* tv, const Index& idx);
   Value branchValue(const Val* v, const Index& idx);
+  // branchValue without the branch: v computed for every element, its
+  // loads only where `cond` holds (nvf_vload_if), so they issue together
+  // with the kernel's other loads instead of after a divergent branch
+  // waits for its own (a rotate-half's two halves in a RoPE backward).
+  Value predicatedValue(const Val* v, const Index& idx,
+                        const std::string& cond);
+  // A cat of parts that are computedWithoutBranch, with predicatedValue.
+  Value catWithoutBranches(const CatOp* c, DataType out, const Index& idx,
+                           bool lane);
+  // Whether a pad's or cat's operand is computed everywhere with
+  // predicated loads: inside a serial reduction's loop (the sum over the
+  // query heads of a GQA group, each iteration a rotate-half), and only
+  // cheap ops (op_cost.h), at most kMaxPredicatedOps of them besides
+  // element moves. Measured on an H200 (RoPE backwards): in a loop,
+  // branches waiting for their own loads every iteration made Llama-3's
+  // 1.2x slower; outside loops, predication made the LitGPT Llama-2 one
+  // 1.16x slower, and computing a cat's large parts (q, k and v gradients
+  // of a dozen ops each) everywhere 1.26x slower.
+  bool computedWithoutBranch(const Val* v) const;
+  static constexpr int64_t kMaxPredicatedOps = 4;
+  static constexpr size_t kMaxPredicatedWalk = 64;
   // var (or, per lane, var[u]) = rhs, where rhs is written for lane u.
   void assign(const Value& var, const std::string& rhs);
   // A reduction (or var_mean) at an output index: a loop over the reduced
@@ -258,6 +279,10 @@ class PointwiseKernelGenerator {
   int64_t split_ = 1;              // chunks of the split reduced dim
   int64_t splitAxis_ = -1;         // that dim, of the sum's input
   const Val* splitSum_ = nullptr;  // the sum (the output, or cast to it)
+  // Loads emitted while this is non-empty happen only where it holds
+  // (predicatedValue).
+  std::string loadPredicate_;
+  int reductionLoops_ = 0;  // serial reduction loops open around the code
   // Inputs a split sum reads once per element: its vector loads of them
   // skip L1.
   std::set<const TensorView*> streamed_;

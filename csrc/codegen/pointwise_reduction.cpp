@@ -87,6 +87,7 @@ Index PointwiseKernelGenerator::openReductionLoops(
   }
   Index inIdx;
   size_t next = 0;
+  int opened = 0;  // loops of one iteration are not loops
   for (size_t d = 0; d < shape.size(); ++d) {
     if (!reduced[d]) {
       inIdx.push_back(idx[next++]);
@@ -96,6 +97,7 @@ Index PointwiseKernelGenerator::openReductionLoops(
       inIdx.push_back(Ix{"0", false});
       continue;
     }
+    ++opened;
     std::string r = "r" + std::to_string(counter_++);
     std::string begin = "0";
     std::string end = std::to_string(shape[d]);
@@ -117,6 +119,7 @@ Index PointwiseKernelGenerator::openReductionLoops(
   }
   // Nothing computed inside the loops is reused after them.
   scopes_.emplace_back();
+  reductionLoops_ += opened;
   return inIdx;
 }
 
@@ -127,6 +130,7 @@ void PointwiseKernelGenerator::closeReductionLoops(
   for (int64_t a : axes) {
     if (shape[a] != 1) {
       indent_ -= 2;
+      --reductionLoops_;
       line("}");
     }
   }

@@ -251,6 +251,7 @@ std::string PointwiseKernelGenerator::rowBody(const RowReductionPlan& plan,
   rowStrategy_ = true;
   body_.str("");
   scopes_.assign(1, {});
+  reductionLoops_ = 0;
   rowIdx_.clear();
   for (size_t d = 0; d < plan.rows.size(); ++d) {
     int64_t after = 1;

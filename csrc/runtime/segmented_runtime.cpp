@@ -59,6 +59,7 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
   PointwiseCodegenOptions codegen;
   codegen.forceInt64Index = options.enabled("int64_index");
   codegen.vectorize = !options.disabled("vectorization");
+  codegen.predicatedLoads = !options.disabled("predicated_loads");
   const Fusion& complete = segmented_->completeFusion();
   std::unordered_map<const Val*, size_t> lastUse;
   for (size_t i = 0; i < segmented_->groups().size(); ++i) {

@@ -9,6 +9,7 @@
 #include "ir/exprs.h"
 #include "scheduler/pointwise_scheduler.h"
 #include "scheduler/scheduler.h"
+#include "segmenter/broadcast_materialization.h"
 
 namespace nvfuser {
 
@@ -30,11 +31,13 @@ bool horizontalPass(const char* pass) {
   return std::string(pass) == "horizontal merge";
 }
 
-bool isSegmentBoundary(const Expr* e) {
-  const auto* ls = exprAs<LoadStoreOp>(e);
-  return ls != nullptr && ls->op() == LoadStoreOpType::SegmenterSet;
-}
 }  // namespace
+
+bool SegmentCandidateFinder::isSegmentBoundary(const Expr* e) const {
+  const auto* ls = exprAs<LoadStoreOp>(e);
+  return (ls != nullptr && ls->op() == LoadStoreOpType::SegmenterSet) ||
+         materializedBroadcasts_.count(e) > 0;
+}
 
 std::unique_ptr<SegmentedFusion> segmentFusion(const Fusion& fusion,
                                                const Options& options) {
@@ -48,7 +51,19 @@ SegmentCandidateFinder::SegmentCandidateFinder(const Fusion& fusion,
       policy_(forwardingPolicyFrom(options)),
       forwarder_(fusion, policy_, &log_),
       groupOf_(fusion.exprs().size(), -1),
-      horizontal_(!options.disabled("horizontal_fusion")) {}
+      horizontal_(!options.disabled("horizontal_fusion")) {
+  if (!options.disabled("broadcast_materialization")) {
+    materializedBroadcasts_ = broadcastsToMaterialize(fusion);
+  }
+  for (const Expr* e : fusion.exprs()) {  // in order: a stable log
+    if (materializedBroadcasts_.count(e)) {
+      log_.add("broadcast materialization: " + e->input(0)->ref() +
+               " (costly math, no reduction) is written once, not "
+               "recomputed per element of " +
+               exprRef(e) + "'s consumers");
+    }
+  }
+}
 
 std::unique_ptr<SegmentedFusion> SegmentCandidateFinder::segment(
     const Fusion& fusion, const Options& options) {

@@ -69,8 +69,9 @@ class SegmentCandidateFinder {
     std::vector<const Expr*> body;
     SchedulerType scheduler = SchedulerType::PointWise;
     std::vector<const TensorView*> outputs;
-    std::vector<LoopFamily> families;     // of outputs, first seen first
-    std::vector<const Expr*> boundaries;  // the segment_sets of body
+    std::vector<LoopFamily> families;  // of outputs, first seen first
+    // Its exprs whose input's producer it never joins (isSegmentBoundary).
+    std::vector<const Expr*> boundaries;
     std::set<int64_t> producers;
     std::set<int64_t> consumers;
     std::unique_ptr<SegmentView> view;
@@ -84,6 +85,7 @@ class SegmentCandidateFinder {
   class HorizontalLinks;
 
   SegmentCandidateFinder(const Fusion& fusion, const Options& options);
+  bool isSegmentBoundary(const Expr* e) const;
   void buildInitialGroups();
   void backOffUnschedulablePrologues();
   void buildEdges();
@@ -153,6 +155,10 @@ class SegmentCandidateFinder {
   std::vector<std::unique_ptr<Group>> groups_;
   // Expr position -> its group, -1 for none (forwarded and scalar exprs).
   std::vector<int64_t> groupOf_;
+  // Segment boundaries: the segment_sets, and the broadcasts whose costly
+  // input is written once instead of recomputed per consumer element
+  // (broadcast_materialization.h).
+  std::set<const Expr*> materializedBroadcasts_;
   std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> rejected_;
   bool levelsValid_ = false;
   bool horizontal_ = true;

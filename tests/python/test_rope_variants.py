@@ -90,3 +90,25 @@ def test_suite_dry_run(tmp_path):
     assert fwd["nvfuser-off-no-hfusion"]["segments"] == 5
     assert "| qwen2_5_7b_hf | 8 | 1/1/1, 5/3 |" in (tmp_path /
                                                    "rope_suite.md").read_text()
+
+
+@pytest.mark.parametrize("name", sorted(rv.CONFIGS))
+def test_timed_eager_backward_computes_the_fusions_gradients(name):
+    """The suite times eager and compiled backwards against our backward
+    fusion: they must differentiate the same inputs. They used to take
+    gradients of every floating input, so cos/sin tables and inv_freq too:
+    sums over the batch and heads our fusion does not compute."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                    "benchmarks"))
+    import run_suite
+    cfg = rv.small(name)
+    fwd = rv.forward_inputs(cfg, F32)
+    bwd = rv.backward_inputs(cfg, F32, fwd=fwd)
+    timed = run_suite.eager_callables(cfg, "bwd", fwd, bwd)()
+    fd = build(rv.define_backward, cfg)
+    ours = fd.execute(bwd)
+    assert len(timed) == len(rv.grad_inputs(cfg))
+    # The fusion returns the hf_fused gradients as one cat; litgpt's as one.
+    assert sum(t.numel() for t in timed) == sum(o.numel() for o in ours)
+    for t, i in zip(timed, rv.grad_inputs(cfg)):
+        assert t.shape == fwd[i].shape

@@ -28,6 +28,7 @@ from .recording import _Recorder, concrete, record_values  # noqa: F401
 from .translator import (SUPPORTED_DTYPES, TABLE, TUPLE_OPS, VIEW_OPS,
                          Unsupported, is_cpu_scalar, op_name,
                          translate_checked)
+from .view_outputs import replay, view_chain
 
 
 def _dump_enabled():
@@ -322,7 +323,9 @@ class FusionRegion(torch.nn.Module):
         env = {}
         signature = []
         # Per region output: ("tensor", (index among the fusion's outputs,
-        # its OutputLayout)) or ("value", the recorded shape/dtype value).
+        # its OutputLayout)), ("view", (index of the region input, the view
+        # nodes to replay on it)) or ("value", the recorded shape/dtype
+        # value).
         outputs = []
         nodes = list(gm.graph.nodes)
         with FusionDefinition() as fd:
@@ -351,8 +354,15 @@ class FusionRegion(torch.nn.Module):
                     outs = n.args[0]
                     outs = outs if isinstance(outs, (tuple, list)) else [outs]
                     tensors = 0
+                    inputs = [p for p in nodes if p.op == "placeholder"]
                     for o in outs:
-                        if isinstance(env[o], Tensor):
+                        view = view_chain(o) if isinstance(o, torch.fx.Node) \
+                            else None
+                        if view is not None and isinstance(env[o], Tensor):
+                            # No kernel: the view ops replayed on the input.
+                            outputs.append(("view", (inputs.index(view[0]),
+                                                     view[1])))
+                        elif isinstance(env[o], Tensor):
                             plan = OutputLayout(ctx.values[o])
                             fd.add_output(plan.fusion_output(fd, env[o]))
                             outputs.append(("tensor", (tensors, plan)))
@@ -411,7 +421,8 @@ class FusionRegion(torch.nn.Module):
             # stride-ordered outputs): the lean entry point.
             results = fd._execute_plain(tensors) if any(
                 kind == "tensor" for kind, _ in outputs) else []
-            outs = [x[1].finish(results[x[0]]) if kind == "tensor" else x
+            outs = [x[1].finish(results[x[0]]) if kind == "tensor" else
+                    replay(args[x[0]], x[1]) if kind == "view" else x
                     for kind, x in outputs]
         except Exception as e:  # noqa: BLE001 (a model must keep running)
             # Our failure, not the model's: say so once, run the region's

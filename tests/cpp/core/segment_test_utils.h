@@ -22,7 +22,8 @@ inline size_t countOf(const std::string& s, const std::string& what) {
 
 // Vector loads in generated code, streamed (read-once) or not.
 inline size_t vectorLoads(const std::string& code) {
-  return countOf(code, "nvf_vload(v") + countOf(code, "nvf_vload_stream(v");
+  return countOf(code, "nvf_vload(v") + countOf(code, "nvf_vload_stream(v") +
+         countOf(code, "nvf_vload_if(v");
 }
 
 // Options for a forwarding policy; horizontal fusion stays on unless

@@ -7,6 +7,7 @@
 #include "codegen/pointwise_codegen.h"
 #include "compiler/nvrtc_compiler.h"
 #include "ops/arith.h"
+#include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
 #include "segment_test_utils.h"
 
@@ -136,6 +137,35 @@ TEST(VectorizeTest, RotateHalfKeepsVectorsOnOneSideOfTheCat) {
   EXPECT_EQ(ks.families[0].vectorWidth, 8);
   EXPECT_EQ(vectorLoads(ks.code), 2u);  // one per cat branch
   EXPECT_NE(ks.code.find("if (i3 < 64)"), std::string::npos);
+  EXPECT_EQ(countOf(ks.code, "nvf_vload_if(v"), 0u);
+}
+
+// The GQA backward's sum over the query heads of a group, each head
+// rotated: inside the reduction loop the halves take no branch (each would
+// wait for its own loads every iteration); their loads are predicated and
+// one select picks the value.
+TEST(VectorizeTest, RotateHalfInsideASumLoopIsPredicated) {
+  const int64_t T = 16, D = 128;
+  Fusion f;
+  TensorView* g = defineTensor(f, {2, 4, T, D}, DataType::BFloat16);
+  TensorView* x = castOp(g, DataType::Float)->asTensor();
+  TensorView* x1 = slice(x, {0, 0, 0, 0}, {2, 4, T, D / 2}, {});
+  TensorView* x2 = slice(x, {0, 0, 0, D / 2}, {2, 4, T, D}, {});
+  TensorView* rot =
+      cat({unaryOp(UnaryOpType::Neg, x2)->asTensor(), x1}, 3);  // [2,4,T,D]
+  TensorView* sum = reduction(ReductionOpType::Sum, rot, {1}, false);
+  f.addOutput(castOp(sum, DataType::BFloat16));
+  KernelSource ks = generateAndCompile(f);
+  EXPECT_EQ(ks.families[0].vectorWidth, 8);
+  EXPECT_EQ(countOf(ks.code, "nvf_vload_if(v"), 2u);
+  EXPECT_EQ(ks.code.find("if (j"), std::string::npos) << ks.code;
+  EXPECT_NE(ks.code.find(" < 64) ? "), std::string::npos) << ks.code;
+
+  PointwiseCodegenOptions branches;  // NVFUSER_DISABLE=predicated_loads
+  branches.predicatedLoads = false;
+  KernelSource plain = generateAndCompile(f, {}, branches);
+  EXPECT_EQ(countOf(plain.code, "nvf_vload_if(v"), 0u);
+  EXPECT_NE(plain.code.find(" < 64) {"), std::string::npos) << plain.code;
 }
 
 TEST(VectorizeTest, MergeReshapeKeepsLanesWhenInnerExtentDivides) {

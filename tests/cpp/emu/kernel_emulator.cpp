@@ -1,6 +1,7 @@
 #include "kernel_emulator.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -59,7 +60,11 @@ void* loadSymbol(const std::string& source, const char* symbol) {
   static std::map<size_t, void*> handles;
   std::lock_guard<std::mutex> lock(mutex);
   const size_t key = std::hash<std::string>()(source);
-  const std::string base = "/tmp/nvf_emu_" + std::to_string(key);
+  // Per process: ctest -j runs test binaries side by side, and two that
+  // compiled the same kernel into one file raced (one dlopened the shared
+  // object while the other was still writing it).
+  const std::string base =
+      "/tmp/nvf_emu_" + std::to_string(key) + "_" + std::to_string(::getpid());
   void*& handle = handles[key];
   if (handle == nullptr) {
     std::ofstream(base + ".cpp") << source;

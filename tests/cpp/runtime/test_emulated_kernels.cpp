@@ -89,6 +89,27 @@ TEST(EmulatedKernelTest, VectorizedLayoutsAndRotateHalf) {
   }
 }
 
+// Inside a reduction loop, pads and cats compute their parts without
+// branches, loads predicated on each part's range. A part that cannot keep
+// two lanes (a pad of width 2 then 1) throws mid-way and is generated again
+// with one: the retry must not inherit the abandoned try's predicate (it
+// did, and "i1 < 6 && i1 >= 6" zeroed the cat's second half; fuzz seed 12,
+// when every pad and cat was predicated).
+TEST(EmulatedKernelTest, PredicatedLoadsSurviveANarrowerRetry) {
+  Fusion f;
+  TensorView* a = defineTensor(f, {5, 3, 2}, DataType::Double);
+  TensorView* b = defineTensor(f, {5, 3, 2}, DataType::Double);
+  TensorView* t =
+      permute(binaryOp(BinaryOpType::Add, a, b)->asTensor(), {0, 2, 1});
+  TensorView* p =
+      pad(t, {2, 1}, defineScalar(f, DataType::Double, ScalarValue(0.5)));
+  TensorView* c = cat({p, p}, 2);  // [5, 2, 12]
+  f.addOutput(reduction(ReductionOpType::Sum, c, {0}, false));
+  EXPECT_EQ(checkEmulated(f, {at::randn({5, 3, 2}, at::kDouble),
+                              at::randn({5, 3, 2}, at::kDouble)}),
+            1u);
+}
+
 TEST(EmulatedKernelTest, HorizontalKernelWithTwoLoopDomains) {
   Fusion f;
   TensorView* q = defineTensor(f, {2, 8, 16}, DataType::Float);
