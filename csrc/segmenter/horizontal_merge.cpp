@@ -107,8 +107,9 @@ std::optional<bool> SegmentCandidateFinder::reachesWithin(int64_t from,
 std::vector<std::vector<int64_t>>
 SegmentCandidateFinder::horizontalCandidateSets() const {
   // Candidate sets: the readers of each fusion input, the replicas of each
-  // forwarded chain (they read its seed), and the terminal groups (nothing
-  // reads their outputs, so merging them only saves launches).
+  // forwarded chain (they read its seed), the readers of each materialized
+  // broadcast, and the terminal groups (nothing reads their outputs, so
+  // merging them only saves launches).
   std::vector<std::vector<int64_t>> sets;
   std::vector<int64_t> seenIn(groups_.size(), -1);  // set index per group
   auto readersOf = [&](const Val* v) {
@@ -130,6 +131,13 @@ SegmentCandidateFinder::horizontalCandidateSets() const {
   for (const Val* in : fusion_.inputs()) {
     if (in->isTensor()) {
       sets.push_back(readersOf(in));
+    }
+  }
+  // A materialized broadcast value is read like a fusion input: its
+  // readers (a RoPE's q and k) were one kernel before it was written out.
+  for (const Expr* e : fusion_.exprs()) {  // in order: deterministic
+    if (materializedBroadcasts_.count(e)) {
+      sets.push_back(readersOf(e->output(0)));
     }
   }
   std::vector<int64_t> terminal;
