@@ -9,7 +9,6 @@
 #include "codegen/pointwise_generator.h"
 #include "codegen/rng_device_helpers.h"
 #include "exceptions.h"
-#include "scheduler/generated_kernel_rules.h"
 #include "scheduler/reduction_analysis.h"
 #include "scheduler/scheduler.h"
 
@@ -200,11 +199,8 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
   indexType_ = maxNumel < (int64_t(1) << 31) - 1024 && !options_.forceInt64Index
                    ? "unsigned"
                    : "int64_t";
-  RowReductionPlan plan;
-  Decision rows = planRowReduction(fusion_, &plan);
-  NVF_CHECK_KIND(rows.ok(), Internal, "row reduction: ", rows.reason());
-  if (plan.active) {
-    return generateRows(std::move(ks), plan, params.str(), maxInBytes);
+  if (plan_.strategy == KernelStrategy::Rows) {
+    return generateRows(std::move(ks), plan_.rows, params.str(), maxInBytes);
   }
   std::ostringstream loopBody;
   for (size_t f = 0; f < ks.families.size(); ++f) {
@@ -271,11 +267,7 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
 // atomically in a workspace (the summation order then varies from run to
 // run) that the last block of the column writes out.
 int64_t PointwiseKernelGenerator::splitFactor(const OutputFamily& fam) {
-  std::vector<const Val*> outputs(fusion_.outputs().begin(),
-                                  fusion_.outputs().end());
-  std::vector<const Expr*> exprs(fusion_.exprs().begin(),
-                                 fusion_.exprs().end());
-  const ReductionOp* red = splittableSum(outputs, exprs);
+  const ReductionOp* red = plan_.splittableSum;
   if (red == nullptr) {
     return 1;
   }
@@ -390,17 +382,25 @@ bool passedByValue(const Val* input) {
 }
 
 KernelSource generatePointwiseKernel(const Fusion& fusion,
+                                     const KernelPlan& plan,
                                      const std::string& name,
                                      const std::vector<TensorLayout>& layouts,
                                      PointwiseCodegenOptions options) {
-  // The scheduler that accepted the segment checked this: a "no" here is
-  // a bug in that scheduler, not a case to run some other way.
-  Decision d = generatedKernelFits(fusion);
-  NVF_CHECK_KIND(d.ok(), Internal,
-                 "a scheduler accepted a segment the generator cannot build: ",
-                 d.reason());
-  return pointwise_detail::PointwiseKernelGenerator(fusion, layouts, options)
+  return pointwise_detail::PointwiseKernelGenerator(fusion, plan, layouts,
+                                                    options)
       .generate(name);
+}
+
+KernelSource generatePointwiseKernel(const Fusion& fusion,
+                                     const std::string& name,
+                                     const std::vector<TensorLayout>& layouts,
+                                     PointwiseCodegenOptions options) {
+  KernelPlan plan;
+  const SchedulerType type = kernelSchedulerFor(fusion);
+  Decision d = planKernel(type, fusion, &plan);
+  NVF_CHECK_KIND(d.ok(), Internal, "no ", toString(type),
+                 " kernel plan for this fusion: ", d.reason());
+  return generatePointwiseKernel(fusion, plan, name, layouts, options);
 }
 
 LaunchParams computeLaunchParams(const KernelSource& kernel, int smCount,

@@ -15,6 +15,7 @@
 
 #include "ir/fusion.h"
 #include "scheduler/decision.h"
+#include "scheduler/kernel_plan.h"
 
 namespace nvfuser {
 
@@ -97,8 +98,16 @@ struct LaunchParams {
 // tensors (torch.compile's constants), whose value is copied into the
 // launch's parameters instead of the device reading host memory.
 bool passedByValue(const Val* input);
-// layouts: one per fusion input (ignored for scalars); empty means every
-// tensor input is dense and aligned.
+// The kernel of `plan` (the accepting scheduler's, kernel_plan.h) for an
+// extracted segment. layouts: one per fusion input (ignored for scalars);
+// empty means every tensor input is dense and aligned.
+KernelSource generatePointwiseKernel(const Fusion& fusion,
+                                     const KernelPlan& plan,
+                                     const std::string& name,
+                                     const std::vector<TensorLayout>& layouts,
+                                     PointwiseCodegenOptions options = {});
+// The same with the plan of kernelSchedulerFor(fusion), for tests and
+// tools that hold a fusion and no segmentation.
 KernelSource generatePointwiseKernel(const Fusion& fusion,
                                      const std::string& name,
                                      const std::vector<TensorLayout>& layouts,

@@ -9,9 +9,9 @@ namespace nvfuser {
 namespace pointwise_detail {
 
 PointwiseKernelGenerator::PointwiseKernelGenerator(
-    const Fusion& f, const std::vector<TensorLayout>& layouts,
-    PointwiseCodegenOptions options)
-    : fusion_(f), layouts_(layouts), options_(options) {
+    const Fusion& f, const KernelPlan& plan,
+    const std::vector<TensorLayout>& layouts, PointwiseCodegenOptions options)
+    : fusion_(f), plan_(plan), layouts_(layouts), options_(options) {
   const auto& ins = fusion_.inputs();
   if (layouts_.empty()) {
     for (const Val* in : ins) {

@@ -75,7 +75,7 @@ inline const TensorView* rowSource(const TensorView* out,
 
 class PointwiseKernelGenerator {
  public:
-  PointwiseKernelGenerator(const Fusion& f,
+  PointwiseKernelGenerator(const Fusion& f, const KernelPlan& plan,
                            const std::vector<TensorLayout>& layouts,
                            PointwiseCodegenOptions options);
 
@@ -255,6 +255,7 @@ class PointwiseKernelGenerator {
   const Value* cached(const std::string& key) const;
 
   const Fusion& fusion_;
+  const KernelPlan plan_;              // the scheduler's: the strategy built
   std::vector<TensorLayout> layouts_;  // per fusion input
   PointwiseCodegenOptions options_;
   // "int" when every tensor of the kernel has fewer than 2^31 elements.

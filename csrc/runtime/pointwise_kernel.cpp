@@ -70,10 +70,14 @@ void dumpLaunch(const KernelSource& src, const LaunchParams& lp) {
 }
 }  // namespace
 
-PointwiseKernel::PointwiseKernel(const Fusion& fusion, std::string name,
+PointwiseKernel::PointwiseKernel(const Fusion& fusion, KernelPlan plan,
+                                 std::string name,
                                  PointwiseCodegenOptions options,
                                  const std::vector<TensorLayout>& predicted)
-    : fusion_(fusion), name_(std::move(name)), options_(options) {
+    : fusion_(fusion),
+      plan_(std::move(plan)),
+      name_(std::move(name)),
+      options_(options) {
   predicted_ = &variantFor(predicted);
   last_ = predicted_;
 }
@@ -96,7 +100,7 @@ PointwiseKernel::Variant& PointwiseKernel::variantFor(
   }
   auto v = std::make_unique<Variant>();
   v->source = generatePointwiseKernel(
-      fusion_,
+      fusion_, plan_,
       name_ +
           (variants_.empty() ? "" : "_v" + std::to_string(variants_.size())),
       layouts, options_);

@@ -25,7 +25,8 @@ class PointwiseKernel {
  public:
   // Generates the variant for `predicted` layouts now, so that a fusion the
   // generator cannot handle is known before the first launch.
-  PointwiseKernel(const Fusion& fusion, std::string name,
+  // `plan`: the accepting scheduler's (planKernel), built for every layout.
+  PointwiseKernel(const Fusion& fusion, KernelPlan plan, std::string name,
                   PointwiseCodegenOptions options,
                   const std::vector<TensorLayout>& predicted);
 
@@ -70,6 +71,7 @@ class PointwiseKernel {
   void launch(Variant& variant, int device, void* stream,
               std::vector<std::vector<char>>& params, const Options& options);
   const Fusion& fusion_;
+  const KernelPlan plan_;
   std::string name_;
   PointwiseCodegenOptions options_;
   std::map<std::string, std::unique_ptr<Variant>> variants_;

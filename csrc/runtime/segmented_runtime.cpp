@@ -9,6 +9,7 @@
 #include "exceptions.h"
 #include "runtime/aten_evaluator.h"
 #include "runtime/host_times.h"
+#include "scheduler/kernel_plan.h"
 
 namespace nvfuser {
 
@@ -69,10 +70,17 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
     if (g.scheduler == SchedulerType::PointWise ||
         g.scheduler == SchedulerType::Reduction ||
         g.scheduler == SchedulerType::InnerPersistent) {
-      // The scheduler decided; the generator obeys (its errors are ours).
+      // The scheduler decided: its plan for the extracted segment is what
+      // the generator builds. A "no" here is a bug in that scheduler's
+      // canSchedule, never a segment to run some other way.
+      const Fusion& fusion = *segments_.back().fusion;
+      KernelPlan plan;
+      Decision d = planKernel(g.scheduler, fusion, &plan);
+      NVF_CHECK_KIND(d.ok(), Internal, toString(g.scheduler),
+                     " accepted a segment it cannot plan: ", d.reason());
       kernel = std::make_unique<PointwiseKernel>(
-          *segments_.back().fusion, kernelName(g, *segments_.back().fusion),
-          codegen, predictedLayouts(complete, segments_.back(), args));
+          fusion, std::move(plan), kernelName(g, fusion), codegen,
+          predictedLayouts(complete, segments_.back(), args));
     }
     kernels_.push_back(std::move(kernel));
     for (const Val* v : segments_.back().inputs) {

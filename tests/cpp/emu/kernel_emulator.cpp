@@ -190,8 +190,13 @@ std::vector<at::Tensor> runEmulated(const SegmentedRuntime& runtime,
     }
     std::vector<at::Tensor> outs;
     if (runtime.kernels()[g]) {
+      // The plan of the scheduler that accepted the segment, as the
+      // runtime builds it.
+      KernelPlan plan;
+      const SchedulerType type = runtime.segmented().groups()[g].scheduler;
+      NVF_CHECK(planKernel(type, *seg.fusion, &plan), "no plan");
       KernelSource ks = generatePointwiseKernel(
-          *seg.fusion, "emu_g" + std::to_string(g), layouts, options);
+          *seg.fusion, plan, "emu_g" + std::to_string(g), layouts, options);
       outs = KernelEmulator::run(ks, segArgs);
     } else {
       outs = AtenEvaluator::run(*seg.fusion, segArgs, at::kCPU);

@@ -1,0 +1,83 @@
+#include "scheduler/kernel_plan.h"
+
+#include <vector>
+
+#include "scheduler/generated_kernel_rules.h"
+#include "scheduler/reduction_analysis.h"
+#include "scheduler/scheduler.h"
+
+namespace nvfuser {
+
+const char* toString(KernelStrategy s) {
+  switch (s) {
+    case KernelStrategy::Pointwise:
+      return "pointwise";
+    case KernelStrategy::SerialReduction:
+      return "serial reduction";
+    case KernelStrategy::Rows:
+      return "rows";
+  }
+  return "?";
+}
+
+namespace {
+bool reduces(const Fusion& fusion) {
+  for (const Expr* e : fusion.exprs()) {
+    if (isReductionLike(e)) {
+      return true;
+    }
+  }
+  return false;
+}
+}  // namespace
+
+SchedulerType kernelSchedulerFor(const Fusion& fusion) {
+  return reduces(fusion) ? SchedulerType::Reduction : SchedulerType::PointWise;
+}
+
+Decision planKernel(SchedulerType type, const Fusion& segment,
+                    KernelPlan* plan) {
+  *plan = KernelPlan();
+  if (Decision d = generatedKernelFits(segment); !d) {
+    return d;
+  }
+  if (Decision d = planRowReduction(segment, &plan->rows); !d) {
+    return d;
+  }
+  const bool reduction = reduces(segment);
+  switch (type) {
+    case SchedulerType::PointWise:
+      if (reduction) {
+        return Decision::no("a pointwise segment with a reduction");
+      }
+      plan->strategy = KernelStrategy::Pointwise;
+      return Decision::yes();
+    case SchedulerType::InnerPersistent:
+      if (!plan->rows.active) {
+        return Decision::no(
+            "an inner_persistent segment without row "
+            "reductions");
+      }
+      plan->strategy = KernelStrategy::Rows;
+      return Decision::yes();
+    case SchedulerType::Reduction:
+      if (plan->rows.active) {  // row sums, max, mean
+        plan->strategy = KernelStrategy::Rows;
+        return Decision::yes();
+      }
+      plan->strategy = KernelStrategy::SerialReduction;
+      {
+        std::vector<const Val*> outputs(segment.outputs().begin(),
+                                        segment.outputs().end());
+        std::vector<const Expr*> exprs(segment.exprs().begin(),
+                                       segment.exprs().end());
+        plan->splittableSum = splittableSum(outputs, exprs);
+      }
+      return Decision::yes();
+    default:
+      return Decision::no(std::string(toString(type)) +
+                          " segments are not generated kernels");
+  }
+}
+
+}  // namespace nvfuser

@@ -1,0 +1,50 @@
+// What a scheduler that accepted a segment hands the kernel generator: the
+// strategy, and for row kernels their layout. planKernel is the scheduler
+// layer's answer for the extracted segment (the same rules canSchedule
+// applied to the segment's view); the generator builds exactly this plan
+// and decides no strategy of its own.
+#pragma once
+
+#include "ir/exprs.h"
+#include "ir/fusion.h"
+#include "scheduler/decision.h"
+#include "scheduler/row_reduction_plan.h"
+#include "scheduler/scheduler_type.h"
+
+namespace nvfuser {
+
+enum class KernelStrategy {
+  // One thread per vector of output elements, grid-stride (pointwise).
+  Pointwise,
+  // Reductions of non-innermost dims looped inside each thread; a lone
+  // floating-point sum may be split over threads and blocks.
+  SerialReduction,
+  // A block per row reducing the innermost dims (softmax, norms, row
+  // sums), with column sums on the side (row_reduction_plan.h).
+  Rows,
+};
+const char* toString(KernelStrategy s);
+
+struct KernelPlan {
+  KernelStrategy strategy = KernelStrategy::Pointwise;
+  RowReductionPlan rows;  // Rows: the layout
+  // SerialReduction: the sum the generator may split over the GPU (the
+  // segment's only reduction, a floating-point sum, cast or viewed to its
+  // only output), or nullptr.
+  const ReductionOp* splittableSum = nullptr;
+};
+
+// The plan of scheduler `type` for its extracted segment `segment` (a
+// generated-kernel scheduler: pointwise, reduction or inner_persistent);
+// no, with the reason, when the generator cannot build the segment or the
+// segment is not of that scheduler's kind (a pointwise segment with a
+// reduction, an inner_persistent one without row reductions).
+Decision planKernel(SchedulerType type, const Fusion& segment,
+                    KernelPlan* plan);
+
+// The scheduler whose plan a whole fusion gets when no segmenter chose one
+// (tests and tools that generate a kernel for a fusion directly):
+// reduction if it reduces, else pointwise.
+SchedulerType kernelSchedulerFor(const Fusion& fusion);
+
+}  // namespace nvfuser
