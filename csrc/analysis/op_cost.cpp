@@ -4,9 +4,27 @@
 
 namespace nvfuser {
 
+bool movesElementsOnly(const Expr* e) {
+  switch (e->type()) {
+    case ExprType::Broadcast:
+    case ExprType::Expand:
+    case ExprType::Reshape:
+    case ExprType::Permute:
+    case ExprType::Squeeze:
+    case ExprType::Slice:
+    case ExprType::LoadStore:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // (A phi-3.5 RoPE backward computes cos and sin in its kernel: computing
 // every part of its cat everywhere would triple them.)
 bool isCheapToRecompute(const Expr* e) {
+  if (movesElementsOnly(e)) {
+    return true;
+  }
   switch (e->type()) {
     case ExprType::Unary:
       switch (exprAs<UnaryOp>(e)->op()) {
@@ -44,17 +62,10 @@ bool isCheapToRecompute(const Expr* e) {
           return true;
       }
     case ExprType::Ternary:
-    case ExprType::Broadcast:
-    case ExprType::Expand:
-    case ExprType::Reshape:
-    case ExprType::Permute:
-    case ExprType::Squeeze:
-    case ExprType::Slice:
     case ExprType::Pad:
     case ExprType::Cat:
     case ExprType::Full:
     case ExprType::Iota:
-    case ExprType::LoadStore:
       return true;
     default:
       return false;

@@ -7,6 +7,11 @@
 
 namespace nvfuser {
 
+// Broadcast, expand, reshape, permute, squeeze, slice and set: ops whose
+// value is their operand's at another index (no arithmetic, no load of
+// their own).
+bool movesElementsOnly(const Expr* e);
+
 // A few instructions with no side effects: casts, negation, comparisons,
 // adds and multiplies, selects, and ops that only move elements (index
 // maps, pads, cats, constants, iota). Transcendentals, divisions,

@@ -9,8 +9,6 @@
 #include "codegen/pointwise_generator.h"
 #include "codegen/rng_device_helpers.h"
 #include "exceptions.h"
-#include "scheduler/reduction_analysis.h"
-#include "scheduler/scheduler.h"
 
 namespace nvfuser {
 
@@ -130,10 +128,7 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
   int k = 0;
   int64_t maxInBytes = 1;
   int64_t minInBytes = 8;
-  bool hasReduction = false;
-  for (const Expr* e : fusion_.exprs()) {
-    hasReduction = hasReduction || isReductionLike(e);
-  }
+  const bool hasReduction = reduces(fusion_);
   for (const Val* in : fusion_.inputs()) {
     std::string p = (in->isTensor() ? "in" : "s") + std::to_string(k++);
     paramName_[in] = p;

@@ -230,13 +230,7 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
       for (size_t k = 0; k < n; ++k) {
         const TensorView* part = e->input(k)->asTensor();
         int64_t extent = concreteShape(part)[dim];
-        Index in = idx;
-        if (idx[dim].lane) {
-          requireAligned(offset, "a cat boundary");
-        }
-        if (offset != 0) {
-          in[dim].e = "(" + idx[dim].e + " - " + std::to_string(offset) + ")";
-        }
+        Index in = catPartIndex(idx, dim, offset);
         if (k + 1 == n) {
           line(k == 0 ? "{" : "} else {");
         } else {
@@ -316,6 +310,18 @@ Value PointwiseKernelGenerator::rngValue(const RngOp* r, const Val* v,
   return emit(out, lane, castExpr(DataType::Double, out, call));
 }
 
+Index PointwiseKernelGenerator::catPartIndex(const Index& idx, int64_t dim,
+                                             int64_t offset) const {
+  if (idx[dim].lane) {
+    requireAligned(offset, "a cat boundary");
+  }
+  Index in = idx;
+  if (offset != 0) {
+    in[dim].e = "(" + idx[dim].e + " - " + std::to_string(offset) + ")";
+  }
+  return in;
+}
+
 // Every part computed for every element with its loads predicated on its
 // range, then one select: no divergent branch waits for its own loads.
 Value PointwiseKernelGenerator::catWithoutBranches(const CatOp* c, DataType out,
@@ -330,13 +336,7 @@ Value PointwiseKernelGenerator::catWithoutBranches(const CatOp* c, DataType out,
   for (size_t k = 0; k < n; ++k) {
     const TensorView* part = c->input(k)->asTensor();
     const int64_t end = offset + concreteShape(part)[dim];
-    if (idx[dim].lane) {
-      requireAligned(offset, "a cat boundary");
-    }
-    Index in = idx;
-    if (offset != 0) {
-      in[dim].e = "(" + at + " - " + std::to_string(offset) + ")";
-    }
+    Index in = catPartIndex(idx, dim, offset);
     std::string cond = k + 1 == n ? at + " >= " + std::to_string(offset)
                                   : at + " < " + std::to_string(end);
     if (k > 0 && k + 1 < n) {

@@ -246,20 +246,6 @@ bool PointwiseKernelGenerator::computedWithoutBranch(const Val* v) const {
     return false;
   }
   // Ops that only move elements are free; every other op counts.
-  auto moves = [](const Expr* e) {
-    switch (e->type()) {
-      case ExprType::Broadcast:
-      case ExprType::Expand:
-      case ExprType::Reshape:
-      case ExprType::Permute:
-      case ExprType::Squeeze:
-      case ExprType::Slice:
-      case ExprType::LoadStore:
-        return true;
-      default:
-        return false;
-    }
-  };
   int64_t ops = 0;
   size_t visited = 0;
   std::vector<const Val*> stack{v};
@@ -272,7 +258,7 @@ bool PointwiseKernelGenerator::computedWithoutBranch(const Val* v) const {
       continue;
     }
     if (!isCheapToRecompute(e) || ++visited > kMaxPredicatedWalk ||
-        (!moves(e) && ++ops > kMaxPredicatedOps)) {
+        (!movesElementsOnly(e) && ++ops > kMaxPredicatedOps)) {
       return false;
     }
     for (const Val* in : e->inputs()) {

@@ -207,6 +207,9 @@ class PointwiseKernelGenerator {
   // waits for its own (a rotate-half's two halves in a RoPE backward).
   Value predicatedValue(const Val* v, const Index& idx,
                         const std::string& cond);
+  // The index of a cat's part that starts at `offset` along `dim` (the
+  // boundary must keep whole vectors on one side).
+  Index catPartIndex(const Index& idx, int64_t dim, int64_t offset) const;
   // A cat of parts that are computedWithoutBranch, with predicatedValue.
   Value catWithoutBranches(const CatOp* c, DataType out, const Index& idx,
                            bool lane);

@@ -4,6 +4,7 @@
 // the stack (DeepChainTest).
 #include <algorithm>
 
+#include "analysis/op_cost.h"
 #include "analysis/tensor_shape.h"
 #include "codegen/pointwise_generator.h"
 #include "exceptions.h"
@@ -12,15 +13,10 @@ namespace nvfuser {
 namespace pointwise_detail {
 
 bool PointwiseKernelGenerator::isRemap(const Expr* e) {
+  if (movesElementsOnly(e)) {
+    return true;
+  }
   switch (e->type()) {
-    case ExprType::Broadcast:
-    case ExprType::Expand:
-    case ExprType::LoadStore:
-    case ExprType::Permute:
-    case ExprType::Squeeze:
-    case ExprType::Reshape:
-    case ExprType::Slice:
-      return true;
     case ExprType::Pad: {  // zero widths everywhere: a plain copy
       const auto& widths = exprAs<PadOp>(e)->widths();
       return std::all_of(widths.begin(), widths.end(), [](const auto& w) {

@@ -20,7 +20,6 @@ const char* toString(KernelStrategy s) {
   return "?";
 }
 
-namespace {
 bool reduces(const Fusion& fusion) {
   for (const Expr* e : fusion.exprs()) {
     if (isReductionLike(e)) {
@@ -29,7 +28,6 @@ bool reduces(const Fusion& fusion) {
   }
   return false;
 }
-}  // namespace
 
 SchedulerType kernelSchedulerFor(const Fusion& fusion) {
   return reduces(fusion) ? SchedulerType::Reduction : SchedulerType::PointWise;

@@ -42,6 +42,9 @@ struct KernelPlan {
 Decision planKernel(SchedulerType type, const Fusion& segment,
                     KernelPlan* plan);
 
+// Whether some expr of the fusion reduces (isReductionLike).
+bool reduces(const Fusion& fusion);
+
 // The scheduler whose plan a whole fusion gets when no segmenter chose one
 // (tests and tools that generate a kernel for a fusion directly):
 // reduction if it reduces, else pointwise.

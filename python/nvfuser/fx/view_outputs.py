@@ -13,6 +13,7 @@ import operator
 
 import torch
 
+from .mutation import _flatten
 from .translator import op_name
 
 # Ops whose result is always a view of their first argument. (translator's
@@ -39,13 +40,7 @@ def _is_view_step(n):
         return False
     others = list(n.args[1:]) + list(n.kwargs.values())
     return not any(isinstance(x, torch.fx.Node)
-                   for a in others for x in _flat(a))
-
-
-def _flat(a):
-    if isinstance(a, (list, tuple)):
-        return [x for b in a for x in _flat(b)]
-    return [a]
+                   for a in others for x in _flatten(a))
 
 
 def view_chain(node):
