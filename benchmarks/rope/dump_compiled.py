@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 from nvfuser import DataType, FusionDefinition  # noqa: E402
 from nvfuser.fx import FusionRegion  # noqa: E402
 import variants as rv  # noqa: E402
-from bench_utils import kernel_breakdown  # noqa: E402
+from bench_utils import kernel_breakdown, sanity_warnings  # noqa: E402
 from run_suite import compiled_callable, eager_callables  # noqa: E402
 
 
@@ -61,10 +61,13 @@ def _load_report(path):
 
 def summary_table(report):
     """Markdown: per case, each executor's kernel us (kernels), and ours
-    (FusionDefinition and torch.compile) over inductor."""
+    (FusionDefinition and torch.compile) over inductor; then a WARNING for
+    each compiled backend that launched as many kernels as eager (it fell
+    back to eager)."""
     lines = ["| case | FusionDefinition | eager | inductor | torch.compile "
              "nvfuser | FD / inductor | nvfuser / inductor |",
              "|---|---|---|---|---|---|---|"]
+    warnings = []
     for case, by in report.items():
         us = {}
         cells = []
@@ -80,7 +83,13 @@ def summary_table(report):
                   for ex in (EXECUTORS[0], EXECUTORS[3])]
         lines.append("| %s | %s | %s |" % (case, " | ".join(cells),
                                            " | ".join(ratios)))
-    return "\n".join(lines)
+        # Kernel counts only: against eager's time a RoPE's fused kernel
+        # is 10-30x faster, legitimately.
+        counts = {ex: {"ms": us[ex], "kernels": sum(r[2] for r in by[ex])}
+                  for ex in us}
+        warnings += sanity_warnings(counts, ("inductor", "nvfuser"),
+                                    min_ratio=0, label=" (%s)" % case)
+    return "\n".join(lines + warnings)
 
 
 def main():
@@ -99,6 +108,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     regions = _record_regions()
+    breakdown = kernel_breakdown if dev == "cuda" else (
+        lambda fn: (fn(), "no GPU: not profiled")[1])
     report = {}
     for name in args.variants.split(","):
         cfg = rv.sized(name, args.T) if dev == "cuda" else rv.small(name)
@@ -106,8 +117,6 @@ def main():
         bwd = rv.backward_inputs(cfg, DataType.BFloat16, dev, fwd=fwd)
         for mode in args.modes.split(","):
             key = "%s_%s" % (name, mode)
-            breakdown = kernel_breakdown if dev == "cuda" else (
-                lambda fn: (fn(), "no GPU: not profiled")[1])
             with FusionDefinition() as fd:
                 (rv.define_forward if mode == "fwd" else rv.define_backward)(
                     fd, cfg, DataType.BFloat16)

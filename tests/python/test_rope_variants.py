@@ -167,3 +167,18 @@ def test_in_graph_cos_sin_tables_are_written_once(name):
         assert len(rotations) == 1, [g["ops"] for g in groups]
         for a, b in zip(outs, fused_outs):
             torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-6)
+
+
+def test_dump_summary_flags_a_compile_that_fell_back_to_eager():
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                    "benchmarks"))
+    import dump_compiled
+    case = {"ours (FusionDefinition)": [["k", 10.0, 1]],
+            "eager": [["a", 60.0, 2], ["b", 40.0, 1]],
+            "inductor": [["t", 5.0, 1]],
+            "nvfuser": [["a", 60.0, 2], ["b", 40.0, 1]]}
+    table = dump_compiled.summary_table({"x_fwd": case})
+    assert "| x_fwd | 10.0 (1) | 100.0 (3) | 5.0 (1) | 100.0 (3) |" in table
+    warnings = [ln for ln in table.splitlines() if ln.startswith("WARNING")]
+    assert warnings == ["WARNING (x_fwd): nvfuser launches as many kernels "
+                        "as eager (3): did it fall back to eager?"]
