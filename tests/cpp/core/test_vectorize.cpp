@@ -144,9 +144,10 @@ TEST(VectorizeTest, RotateHalfKeepsVectorsOnOneSideOfTheCat) {
 // rotated: inside the reduction loop the halves take no branch (each would
 // wait for its own loads every iteration); their loads are predicated and
 // one select picks the value.
-TEST(VectorizeTest, RotateHalfInsideASumLoopIsPredicated) {
+namespace {
+// The sum over 4 heads of rotate-half(g), g [2, 4, 16, 128].
+void rotatedHeadSum(Fusion& f) {
   const int64_t T = 16, D = 128;
-  Fusion f;
   TensorView* g = defineTensor(f, {2, 4, T, D}, DataType::BFloat16);
   TensorView* x = castOp(g, DataType::Float)->asTensor();
   TensorView* x1 = slice(x, {0, 0, 0, 0}, {2, 4, T, D / 2}, {});
@@ -155,6 +156,12 @@ TEST(VectorizeTest, RotateHalfInsideASumLoopIsPredicated) {
       cat({unaryOp(UnaryOpType::Neg, x2)->asTensor(), x1}, 3);  // [2,4,T,D]
   TensorView* sum = reduction(ReductionOpType::Sum, rot, {1}, false);
   f.addOutput(castOp(sum, DataType::BFloat16));
+}
+}  // namespace
+
+TEST(VectorizeTest, RotateHalfInsideASumLoopIsPredicated) {
+  Fusion f;
+  rotatedHeadSum(f);
   KernelSource ks = generateAndCompile(f);
   EXPECT_EQ(ks.families[0].vectorWidth, 8);
   EXPECT_EQ(countOf(ks.code, "nvf_vload_if(v"), 2u);
@@ -166,6 +173,25 @@ TEST(VectorizeTest, RotateHalfInsideASumLoopIsPredicated) {
   KernelSource plain = generateAndCompile(f, {}, branches);
   EXPECT_EQ(countOf(plain.code, "nvf_vload_if(v"), 0u);
   EXPECT_NE(plain.code.find(" < 64) {"), std::string::npos) << plain.code;
+}
+
+// The predicated loads' other two forms compile too: one lane (a scalar
+// nvf_load_if) and lanes gathered from a transposed input (one
+// nvf_load_if per lane).
+TEST(VectorizeTest, PredicatedScalarAndGatheredLoadsCompile) {
+  Fusion f;
+  rotatedHeadSum(f);
+  PointwiseCodegenOptions scalar;
+  scalar.vectorize = false;
+  KernelSource one = generateAndCompile(f, {}, scalar);
+  EXPECT_EQ(one.families[0].vectorWidth, 1);
+  EXPECT_EQ(countOf(one.code, "= nvf_load_if(in0 + "), 2u) << one.code;
+  // T and D swapped in memory: consecutive lanes are 16 elements apart.
+  KernelSource gathered =
+      generateAndCompile(f, {TensorLayout{{8192, 2048, 1, 16}, true}});
+  EXPECT_EQ(gathered.families[0].vectorWidth, 8);
+  EXPECT_EQ(countOf(gathered.code, "[u] = nvf_load_if(in0 + ("), 2u)
+      << gathered.code;
 }
 
 TEST(VectorizeTest, MergeReshapeKeepsLanesWhenInnerExtentDivides) {
