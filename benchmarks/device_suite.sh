@@ -6,7 +6,7 @@
 #   OUT_DIR=$OUT bash benchmarks/device_suite.sh [step ...]
 #
 # Steps (default: all, in this order): tests fx_tests demo pointwise norm
-# fx_backend rope rope_kernels warm model dist. dist:
+# fx_backend rope rope_kernels rope_ncu region_ab warm model dist. dist:
 # examples/distributed_train.py with
 # 2 ranks (DDP and FSDP2; nvfuser with --check, eager, inductor) over gloo
 # on one GPU (--share-gpu), or NCCL when the machine has two (DIST_ARGS
@@ -46,7 +46,7 @@ step setup 300 bash scripts/setup.sh || {
 
 want() { [ $# -eq 0 ] || [[ " $* " == *" $STEP "* ]]; }
 ARGS=("$@")
-for STEP in tests fx_tests demo pointwise norm fx_backend rope rope_kernels warm model dist; do
+for STEP in tests fx_tests demo pointwise norm fx_backend rope rope_kernels rope_ncu region_ab warm model dist; do
   want "${ARGS[@]}" || continue
   case "$STEP" in
     tests)
@@ -74,15 +74,40 @@ for STEP in tests fx_tests demo pointwise norm fx_backend rope rope_kernels warm
       step rope 500 "$PY" benchmarks/rope/run_suite.py --quick \
         --out "$OUT_DIR/rope"
       grep -E "^\||^###|^WARNING" "$OUT_DIR/rope/rope_suite.md" | tail -n 60 ;;
+    rope_ncu)
+      # Nsight Compute on one measured call per RoPE variant and executor
+      # (NCU_VARIANTS, NCU_MODES, NCU_EXECUTORS); hardware counters need
+      # the Firecracker runtime (H200.md), so a failure here is reported,
+      # not fatal.
+      step rope_ncu 300 ncu --clock-control none --profile-from-start off \
+        --section SpeedOfLight \
+        --section MemoryWorkloadAnalysis --section Occupancy \
+        --section LaunchStats --section WarpStateStats \
+        "$PY" benchmarks/rope/profile_kernels.py \
+        --variants "${NCU_VARIANTS:-llama_2_7b_litgpt}" \
+        --modes "${NCU_MODES:-bwd}" \
+        --executors "${NCU_EXECUTORS:-fd,inductor,nvfuser}"
+      grep -E "profiled|==ERR|Duration|DRAM Throughput|Registers Per|Achieved Occ" \
+        "$OUT_DIR/rope_ncu.log" | head -n 80 ;;
     rope_kernels)
       # Per-kernel breakdown of every RoPE variant for our FusionDefinition,
       # eager, inductor and our backend, and the regions torch.compile
       # hands us as repro scripts (one tarball: few files come back).
       step rope_kernels 400 "$PY" benchmarks/rope/dump_compiled.py \
-        --modes fwd,bwd --out "$OUT_DIR/rope_kernels"
+        --modes "${ROPE_MODES:-fwd,bwd}" ${ROPE_VARIANTS:+--variants "$ROPE_VARIANTS"} \
+        --out "$OUT_DIR/rope_kernels"
       tar -czf "$OUT_DIR/rope_kernels.tgz" -C "$OUT_DIR" rope_kernels &&
         rm -rf "$OUT_DIR/rope_kernels"
       "$PY" benchmarks/rope/dump_compiled.py --summary "$OUT_DIR/rope_kernels.tgz" ;;
+    region_ab)
+      # NVFUSER_* settings A/B on the regions rope_kernels saved (run it in
+      # the same call): AB_CONFIGS holds --config NAME=VAR=VALUE;... flags
+      # (no spaces), AB_MATCH picks the regions.
+      # shellcheck disable=SC2086  # AB_CONFIGS is a list of flags
+      step region_ab 300 "$PY" benchmarks/region_ab.py \
+        "$OUT_DIR/rope_kernels.tgz" --match "${AB_MATCH:-_bwd_region}" \
+        --config base= ${AB_CONFIGS:-} --json "$OUT_DIR/region_ab.json"
+      grep -E "^\|" "$OUT_DIR/region_ab.log" ;;
     warm)
       step warm 200 "$PY" benchmarks/warm_restart.py --json "$OUT_DIR/warm.json"
       grep -E "^\|" "$OUT_DIR/warm.log" ;;

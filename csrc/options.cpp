@@ -181,6 +181,10 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "kernel_profile",
       "int64_index",        // 64-bit index math even where 32 bits suffice
       "sync_index_checks",  // out-of-range gathers raise at their launch
+      // Experiments (measured, not defaults): predicated pads and cats
+      // outside reduction loops too, of any number of cheap ops.
+      "predicated_loads_everywhere",
+      "predicated_loads_unbounded",
   };
   static const std::vector<std::string> kDisable = {
       "input_forwarding",
@@ -191,6 +195,8 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "reduction_split",  // long reductions with few outputs in two steps
       "broadcast_materialization",  // costly broadcast values stay fused
       "predicated_loads",  // pads and cats in reduction loops keep branches
+      "full_grid",         // pointwise grids: one resident wave, threads loop
+      "interleaved_cat_order",  // slots in order though warps straddle parts
   };
   return byGroup(g, kDump, kEnable, kDisable);
 }

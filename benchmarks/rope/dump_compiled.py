@@ -10,7 +10,8 @@ fresh compile).
         [--modes fwd,bwd] [--T 4096]
     python3 benchmarks/rope/dump_compiled.py --summary DIR_OR_TGZ
 
-Writes DIR/<variant>_<mode>_region<k>.py and DIR/kernels.json, and prints
+Writes DIR/<variant>_<mode>_region<k>.py, DIR/<variant>_<mode>_fd.py (the
+suite's FusionDefinition) and DIR/kernels.json, and prints
 the breakdown; --summary prints a table of kernel time (us) and kernel
 count per executor from a kernels.json (in a directory or a tarball).
 """
@@ -121,6 +122,9 @@ def main():
                 (rv.define_forward if mode == "fwd" else rv.define_backward)(
                     fd, cfg, DataType.BFloat16)
             ins = fwd if mode == "fwd" else bwd
+            with open(os.path.join(args.out, key + "_fd.py"), "w") as f:
+                f.write("# %s, %s, T=%d: the suite's FusionDefinition\n%r\n"
+                        % (name, mode, cfg["T"], fd))
             report[key] = {
                 "ours (FusionDefinition)": breakdown(lambda: fd.execute(ins)),
                 "eager": breakdown(eager_callables(cfg, mode, fwd, bwd))}

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <numeric>
 
 #include "analysis/tensor_shape.h"
 #include "codegen/op_emitter.h"
@@ -230,6 +231,7 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
     }
     const std::string begin = std::to_string(ks.slots);
     ks.slots += fam.slots;
+    ks.fullGrid = plan_.fullGrid;
     const std::string end = std::to_string(ks.slots);
     if (ks.families.size() > 1) {
       loopBody << "    " << (f == 0 ? "if" : "} else if") << " (slot < " << end
@@ -239,8 +241,9 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
       loopBody << "    {\n";
     }
     loopBody << "      " << indexType_
-             << " i = " << (f == 0 ? "slot" : "(slot - " + begin + ")") << " * "
-             << v << ";\n"
+             << " s = " << (f == 0 ? "slot" : "(slot - " + begin + ")") << ";\n"
+             << interleavedCatOrder(fam) << "      " << indexType_
+             << " i = s * " << v << ";\n"
              << body;
   }
   loopBody << "    }\n";
@@ -253,6 +256,48 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
        << loopBody.str() << "  }\n}\n";
   ks.code = code.str();
   return ks;
+}
+
+// Runs of R slots share a cat position (R = elements per position / lanes).
+// Groups of K x C x R slots (C positions; K the fewest runs that fill whole
+// warps) are taken position-major: slot r of a group is run k = r / R % K
+// of position c = r / (K R), i.e. memory slot (k C + c) R + r % R. Warps
+// then stay on one cat part; each still writes runs of R whole vectors.
+// Slots past the last whole group keep their order.
+std::string PointwiseKernelGenerator::interleavedCatOrder(
+    const OutputFamily& fam) const {
+  constexpr int64_t kWarp = 32;
+  if (!plan_.interleavedCat ||
+      std::find(fam.outputs.begin(), fam.outputs.end(),
+                plan_.interleavedCat->output) == fam.outputs.end()) {
+    return "";
+  }
+  const int64_t v = fam.vectorWidth;
+  const int64_t elements = plan_.interleavedCat->innerElements;
+  if (elements % v != 0 || (elements / v) % kWarp == 0) {
+    return "";
+  }
+  const int64_t r = elements / v;
+  const int64_t k = kWarp / std::gcd(r, kWarp);
+  const int64_t c = plan_.interleavedCat->extent;
+  const int64_t group = k * c * r;
+  const int64_t whole = fam.slots / group * group;
+  if (whole == 0) {
+    return "";
+  }
+  auto n = [](int64_t x) { return std::to_string(x); };
+  const std::string reorder = indexType_ + " r = s % " + n(group) +
+                              ";  // warps on one cat position\n" +
+                              "s = s - r + ((r / " + n(r) + " % " + n(k) +
+                              ") * " + n(c) + " + r / " + n(k * r) + ") * " +
+                              n(r) + " + r % " + n(r) + ";\n";
+  if (whole == fam.slots) {
+    return "      {\n        " + reorder.substr(0, reorder.find('\n') + 1) +
+           "        " + reorder.substr(reorder.find('\n') + 1) + "      }\n";
+  }
+  return "      if (s < " + n(whole) + ") {\n        " +
+         reorder.substr(0, reorder.find('\n') + 1) + "        " +
+         reorder.substr(reorder.find('\n') + 1) + "      }\n";
 }
 
 // A kernel whose only output is one floating-point sum (or a cast of it),
@@ -405,7 +450,10 @@ LaunchParams computeLaunchParams(const KernelSource& kernel, int smCount,
   const int64_t wave =
       std::max<int64_t>(int64_t(smCount) * std::max(blocksPerSm, 1), 1);
   const int64_t perBlock = kernel.blockPerSlot ? 1 : p.block;
-  p.grid = std::min((kernel.slots + perBlock - 1) / perBlock, wave);
+  const int64_t blocks = (kernel.slots + perBlock - 1) / perBlock;
+  p.grid = kernel.fullGrid
+               ? std::min<int64_t>(blocks, std::numeric_limits<int>::max())
+               : std::min(blocks, wave);
   if (kernel.rowReduction && !kernel.columnSums) {
     // A block per row instead: while one block reduces its row, the one
     // that replaced a finished block is already loading (an H200 ran

@@ -53,6 +53,9 @@ struct KernelSource {
   // Each slot is the work of a whole block (a row, or a tile of a split
   // sum), not of one thread.
   bool blockPerSlot = false;
+  // A block per blockDim slots (the plan's fullGrid); otherwise one
+  // resident wave whose threads loop.
+  bool fullGrid = false;
   // Bytes of a scratch buffer the kernel takes after its outputs (a split
   // sum's accumulators and per-tile arrival counters). It must be zero at
   // the first launch and every launch leaves it zero again, so the runtime
@@ -82,6 +85,12 @@ struct PointwiseCodegenOptions {
   // Pads and cats inside reduction loops without branches, their loads
   // predicated (NVFUSER_DISABLE=predicated_loads keeps the branches).
   bool predicatedLoads = true;
+  // ...and outside them (NVFUSER_ENABLE=predicated_loads_everywhere, an
+  // experiment).
+  bool predicatedLoadsEverywhere = false;
+  // ...with operands of any number of cheap ops, not at most 4
+  // (NVFUSER_ENABLE=predicated_loads_unbounded, an experiment).
+  bool predicatedLoadsUnbounded = false;
 };
 
 // Blocks per SM of a row kernel with column sums (each adds one partial

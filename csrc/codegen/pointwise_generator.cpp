@@ -242,7 +242,8 @@ Value PointwiseKernelGenerator::predicatedValue(const Val* v, const Index& idx,
 }
 
 bool PointwiseKernelGenerator::computedWithoutBranch(const Val* v) const {
-  if (reductionLoops_ == 0 || !options_.predicatedLoads) {
+  if ((reductionLoops_ == 0 && !options_.predicatedLoadsEverywhere) ||
+      !options_.predicatedLoads) {
     return false;
   }
   // Ops that only move elements are free; every other op counts.
@@ -257,8 +258,9 @@ bool PointwiseKernelGenerator::computedWithoutBranch(const Val* v) const {
     if (e == nullptr || paramName_.count(x)) {
       continue;
     }
-    if (!isCheapToRecompute(e) || ++visited > kMaxPredicatedWalk ||
-        (!movesElementsOnly(e) && ++ops > kMaxPredicatedOps)) {
+    const bool bounded = !options_.predicatedLoadsUnbounded;
+    if (!isCheapToRecompute(e) || (bounded && ++visited > kMaxPredicatedWalk) ||
+        (bounded && !movesElementsOnly(e) && ++ops > kMaxPredicatedOps)) {
       return false;
     }
     for (const Val* in : e->inputs()) {

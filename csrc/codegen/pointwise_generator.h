@@ -90,6 +90,9 @@ class PointwiseKernelGenerator {
   // Chunks of the reduced rows for a lone sum with few outputs (1: none);
   // sets splitAxis_ and splitSum_.
   int64_t splitFactor(const OutputFamily& fam);
+  // The statement reordering slot `s` of `fam` when the plan names an
+  // interleaved cat among its outputs (kernel_plan.h), else "".
+  std::string interleavedCatOrder(const OutputFamily& fam) const;
   // The kernel of a split sum around `body` (the partial sums `nvf_p` at
   // element `i` of the rows nvf_rb, nvf_rb + splitRowStride(), ...): a
   // block takes a tile of vectors x up to kSplitBlock / kSplitTileVectors

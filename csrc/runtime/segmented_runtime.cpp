@@ -61,6 +61,13 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
   codegen.forceInt64Index = options.enabled("int64_index");
   codegen.vectorize = !options.disabled("vectorization");
   codegen.predicatedLoads = !options.disabled("predicated_loads");
+  codegen.predicatedLoadsEverywhere =
+      options.enabled("predicated_loads_everywhere");
+  codegen.predicatedLoadsUnbounded =
+      options.enabled("predicated_loads_unbounded");
+  KernelPlanOptions planOptions;
+  planOptions.fullGrid = !options.disabled("full_grid");
+  planOptions.interleavedCatOrder = !options.disabled("interleaved_cat_order");
   const Fusion& complete = segmented_->completeFusion();
   std::unordered_map<const Val*, size_t> lastUse;
   for (size_t i = 0; i < segmented_->groups().size(); ++i) {
@@ -75,7 +82,7 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
       // canSchedule, never a segment to run some other way.
       const Fusion& fusion = *segments_.back().fusion;
       KernelPlan plan;
-      Decision d = planKernel(g.scheduler, fusion, &plan);
+      Decision d = planKernel(g.scheduler, fusion, &plan, planOptions);
       NVF_CHECK_KIND(d.ok(), Internal, toString(g.scheduler),
                      " accepted a segment it cannot plan: ", d.reason());
       kernel = std::make_unique<PointwiseKernel>(

@@ -33,8 +33,19 @@ SchedulerType kernelSchedulerFor(const Fusion& fusion) {
   return reduces(fusion) ? SchedulerType::Reduction : SchedulerType::PointWise;
 }
 
-Decision planKernel(SchedulerType type, const Fusion& segment,
-                    KernelPlan* plan) {
+namespace {
+// Launch shape and slot order of the strategies whose threads take slots.
+void planSlots(const Fusion& segment, const KernelPlanOptions& options,
+               KernelPlan* plan) {
+  plan->fullGrid = options.fullGrid;
+  if (options.interleavedCatOrder) {
+    plan->interleavedCat = findInterleavedCat(segment);
+  }
+}
+}  // namespace
+
+Decision planKernel(SchedulerType type, const Fusion& segment, KernelPlan* plan,
+                    const KernelPlanOptions& options) {
   *plan = KernelPlan();
   if (Decision d = generatedKernelFits(segment); !d) {
     return d;
@@ -49,6 +60,7 @@ Decision planKernel(SchedulerType type, const Fusion& segment,
         return Decision::no("a pointwise segment with a reduction");
       }
       plan->strategy = KernelStrategy::Pointwise;
+      planSlots(segment, options, plan);
       return Decision::yes();
     case SchedulerType::InnerPersistent:
       if (!plan->rows.active) {
@@ -71,6 +83,7 @@ Decision planKernel(SchedulerType type, const Fusion& segment,
                                        segment.exprs().end());
         plan->splittableSum = splittableSum(outputs, exprs);
       }
+      planSlots(segment, options, plan);
       return Decision::yes();
     default:
       return Decision::no(std::string(toString(type)) +

@@ -5,9 +5,12 @@
 // and decides no strategy of its own.
 #pragma once
 
+#include <optional>
+
 #include "ir/exprs.h"
 #include "ir/fusion.h"
 #include "scheduler/decision.h"
+#include "scheduler/interleaved_cat.h"
 #include "scheduler/row_reduction_plan.h"
 #include "scheduler/scheduler_type.h"
 
@@ -32,6 +35,25 @@ struct KernelPlan {
   // segment's only reduction, a floating-point sum, cast or viewed to its
   // only output), or nullptr.
   const ReductionOp* splittableSum = nullptr;
+  // Pointwise and SerialReduction: a block per blockDim slots, so no
+  // thread loops (true), or one resident wave whose threads loop over the
+  // slots (false). A sum the generator splits over blocks keeps one wave
+  // of tiles either way. On an H200 the full grid moved a 1 GiB bf16 x*2+1 at
+  // 100.5% of copy bandwidth against 93.4%, and RoPE backwards 5-20%
+  // faster (benchmarks/results/*session12*).
+  bool fullGrid = false;
+  // Pointwise and SerialReduction: an output whose cat positions
+  // interleave in memory in runs shorter than a warp; the generator orders
+  // slots so that every warp stays on one position (no divergence between
+  // the parts' branches).
+  std::optional<InterleavedCat> interleavedCat;
+};
+
+// What users switch off (NVFUSER_DISABLE=full_grid, interleaved_cat_order)
+// to compare plans.
+struct KernelPlanOptions {
+  bool fullGrid = true;
+  bool interleavedCatOrder = true;
 };
 
 // The plan of scheduler `type` for its extracted segment `segment` (a
@@ -39,8 +61,8 @@ struct KernelPlan {
 // no, with the reason, when the generator cannot build the segment or the
 // segment is not of that scheduler's kind (a pointwise segment with a
 // reduction, an inner_persistent one without row reductions).
-Decision planKernel(SchedulerType type, const Fusion& segment,
-                    KernelPlan* plan);
+Decision planKernel(SchedulerType type, const Fusion& segment, KernelPlan* plan,
+                    const KernelPlanOptions& options = {});
 
 // Whether some expr of the fusion reduces (isReductionLike).
 bool reduces(const Fusion& fusion);

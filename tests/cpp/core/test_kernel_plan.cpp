@@ -20,6 +20,11 @@ void rowSum(Fusion& f) {
   TensorView* x = defineTensor(f, {64, 256}, DataType::Float);
   f.addOutput(reduction(ReductionOpType::Sum, x, {1}, false));
 }
+// -x of x [8, 16]: a pointwise segment.
+void negate(Fusion& f) {
+  TensorView* x = defineTensor(f, {8, 16}, DataType::Float);
+  f.addOutput(unaryOp(UnaryOpType::Neg, x));
+}
 // A column sum of x [4096, 64] straight into the output: a lone sum.
 void columnSum(Fusion& f) {
   TensorView* x = defineTensor(f, {4096, 64}, DataType::Float);
@@ -29,8 +34,7 @@ void columnSum(Fusion& f) {
 
 TEST(KernelPlanTest, EachSchedulerPlansItsOwnStrategy) {
   Fusion pw;
-  TensorView* a = defineTensor(pw, {8, 16}, DataType::Float);
-  pw.addOutput(unaryOp(UnaryOpType::Neg, a));
+  negate(pw);
   KernelPlan plan;
   ASSERT_TRUE(planKernel(SchedulerType::PointWise, pw, &plan));
   EXPECT_EQ(plan.strategy, KernelStrategy::Pointwise);
@@ -80,6 +84,35 @@ TEST(KernelPlanTest, TheGeneratorBuildsThePlanItIsGiven) {
   EXPECT_GT(generatePointwiseKernel(cols, plan, "k", {}).workspaceBytes, 0);
   plan.splittableSum = nullptr;
   EXPECT_EQ(generatePointwiseKernel(cols, plan, "k", {}).workspaceBytes, 0);
+}
+
+TEST(KernelPlanTest, ThreadsTakingSlotsGetAFullGridUnlessSwitchedOff) {
+  // Pointwise and looping sums: a block per blockDim slots. A split sum's
+  // tiles and row kernels launch their own way.
+  Fusion pw;
+  negate(pw);
+  KernelPlan plan;
+  ASSERT_TRUE(planKernel(SchedulerType::PointWise, pw, &plan));
+  EXPECT_TRUE(plan.fullGrid);
+  EXPECT_TRUE(generatePointwiseKernel(pw, plan, "k", {}).fullGrid);
+  KernelPlanOptions wave;
+  wave.fullGrid = false;
+  ASSERT_TRUE(planKernel(SchedulerType::PointWise, pw, &plan, wave));
+  EXPECT_FALSE(plan.fullGrid);
+  EXPECT_FALSE(generatePointwiseKernel(pw, plan, "k", {}).fullGrid);
+
+  Fusion cols;
+  columnSum(cols);
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, cols, &plan));
+  ASSERT_NE(plan.splittableSum, nullptr);
+  EXPECT_TRUE(plan.fullGrid);  // but the split kernel keeps one wave
+  KernelSource split = generatePointwiseKernel(cols, plan, "k", {});
+  EXPECT_TRUE(split.blockPerSlot);
+  EXPECT_FALSE(split.fullGrid);
+  Fusion rows;
+  rowSum(rows);
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, rows, &plan));
+  EXPECT_FALSE(plan.fullGrid);
 }
 
 }  // namespace nvfuser

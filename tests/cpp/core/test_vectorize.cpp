@@ -228,9 +228,13 @@ TEST(VectorizeTest, HorizontalKernelHasOneFamilyPerLoopDomain) {
   LaunchParams lp = computeLaunchParams(ks, 132, 12);
   EXPECT_EQ(lp.block, 128);
   EXPECT_EQ(lp.grid, (ks.slots + 127) / 128);  // fewer slots than a wave
-  // Large kernels get exactly one full wave.
+  // Large kernels get a block per 128 slots (the plan's full grid), or
+  // exactly one full wave when the plan says so.
+  EXPECT_TRUE(ks.fullGrid);
   KernelSource big = ks;
   big.slots = int64_t(1) << 30;
+  EXPECT_EQ(computeLaunchParams(big, 132, 12).grid, (int64_t(1) << 30) / 128);
+  big.fullGrid = false;
   EXPECT_EQ(computeLaunchParams(big, 132, 12).grid, 132 * 12);
 }
 

@@ -104,6 +104,13 @@ FuzzOutcome runFuzzCase(uint64_t seed, int maxOps, bool compileKernels,
         out.segments = static_cast<int64_t>(sf->groups().size());
       }
       SegmentedRuntime runtime(std::move(sf), args, options);
+      for (const auto& kernel : runtime.kernels()) {
+        if (kernel && *disable == '\0' &&
+            kernel->source().code.find("warps on one cat position") !=
+                std::string::npos) {
+          ++out.interleavedCatKernels;
+        }
+      }
       std::vector<at::Tensor> outs =
           emulate ? runEmulated(runtime, args)
                   : runtime.run(args, device, nullptr, options);

@@ -14,7 +14,10 @@ struct FuzzOutcome {
   std::string skipReason;
   std::vector<std::string> problems;
   int64_t exprs = 0;
-  int64_t segments = 0;    // under the default policy
+  int64_t segments = 0;  // under the default policy
+  // Kernels (default policy) whose slots follow an interleaved cat's order
+  // (scheduler/interleaved_cat.h): how often the fuzzer exercises it.
+  int64_t interleavedCatKernels = 0;
   bool symbolic = false;   // ran through its symbolic twin (symbolic_twin.h)
   std::string reproducer;  // Python script of the fusion
 };

@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
     }
   }
   auto start = std::chrono::steady_clock::now();
-  uint64_t failures = 0, skipped = 0, exprs = 0, segments = 0;
+  uint64_t failures = 0, skipped = 0, exprs = 0, segments = 0, catOrder = 0;
   for (uint64_t s = first; s < first + count; ++s) {
     bool compile = compileEvery > 0 && s % compileEvery == 0;
     FuzzOutcome o = runFuzzCase(s, ops, compile, cuda, emulate);
@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
     skipped += o.skipped;
     exprs += o.exprs;
     segments += o.segments;
+    catOrder += o.interleavedCatKernels;
     if (o.problems.empty()) {
       continue;
     }
@@ -80,6 +81,7 @@ int main(int argc, char** argv) {
             << " (seeds " << first << ".." << first + count - 1
             << "): " << failures << " failed, " << skipped
             << " skipped (rejected by ATen), " << exprs << " exprs, "
-            << segments << " segments, " << secs << " s\n";
+            << segments << " segments (" << catOrder
+            << " kernels in interleaved-cat order), " << secs << " s\n";
   return failures == 0 ? 0 : 1;
 }

@@ -1,0 +1,127 @@
+#include "scheduler/interleaved_cat.h"
+
+#include <vector>
+
+#include "analysis/tensor_shape.h"
+#include "ir/exprs.h"
+
+namespace nvfuser {
+
+namespace {
+
+// Where the cat position lives in a tensor: (index[dim] / inner) % extent.
+struct Digit {
+  size_t dim = 0;
+  int64_t inner = 1;
+  int64_t extent = 1;
+};
+
+int64_t product(const std::vector<int64_t>& s, size_t begin) {
+  int64_t p = 1;
+  for (size_t d = begin; d < s.size(); ++d) {
+    p *= s[d];
+  }
+  return p;
+}
+
+// The digit in the row-major element order of `shape`: elements per step.
+int64_t linearInner(const Digit& g, const std::vector<int64_t>& shape) {
+  return g.inner * product(shape, g.dim + 1);
+}
+
+// The same digit after a reshape to `to` (row-major order is kept): the
+// dim of `to` that holds it whole, if one does.
+std::optional<Digit> reshaped(int64_t linear, int64_t extent,
+                              const std::vector<int64_t>& to) {
+  for (size_t d = to.size(); d-- > 0;) {
+    const int64_t after = product(to, d + 1);
+    if (linear % after != 0) {
+      return std::nullopt;
+    }
+    const int64_t inner = linear / after;
+    if (inner * extent <= to[d]) {
+      if (to[d] % (inner * extent) != 0) {
+        return std::nullopt;
+      }
+      return Digit{d, inner, extent};
+    }
+  }
+  return std::nullopt;
+}
+
+// The chain of single-tensor-input exprs from a cat to `out`, cat first;
+// empty when `out` is not such a chain's end.
+std::vector<const Expr*> chainFromCat(const Val* out) {
+  std::vector<const Expr*> chain;
+  for (const Val* v = out; v->definition() != nullptr;) {
+    const Expr* e = v->definition();
+    chain.push_back(e);
+    switch (e->type()) {
+      case ExprType::Cat:
+        return {chain.rbegin(), chain.rend()};
+      case ExprType::Unary:
+      case ExprType::Permute:
+      case ExprType::Reshape:
+      case ExprType::LoadStore:
+        v = e->input(0);
+        break;
+      default:
+        return {};
+    }
+    if (!v->isTensor()) {
+      return {};
+    }
+  }
+  return {};
+}
+
+std::optional<Digit> digitAfter(const std::vector<const Expr*>& chain) {
+  const auto* cat = exprAs<CatOp>(chain.front());
+  std::vector<int64_t> shape = concreteShape(cat->output(0)->asTensor());
+  Digit g{size_t(cat->dim()), 1, shape[size_t(cat->dim())]};
+  for (size_t k = 1; k < chain.size(); ++k) {
+    const Expr* e = chain[k];
+    std::vector<int64_t> to = concreteShape(e->output(0)->asTensor());
+    if (e->type() == ExprType::Permute) {
+      const std::vector<int64_t>& perm = exprAs<PermuteOp>(e)->perm();
+      for (size_t q = 0; q < perm.size(); ++q) {
+        if (size_t(perm[q]) == g.dim) {
+          g.dim = q;
+          break;
+        }
+      }
+    } else if (e->type() == ExprType::Reshape) {
+      std::optional<Digit> r = reshaped(linearInner(g, shape), g.extent, to);
+      if (!r) {
+        return std::nullopt;
+      }
+      g = *r;
+    }
+    shape = std::move(to);
+  }
+  return g;
+}
+
+}  // namespace
+
+std::optional<InterleavedCat> findInterleavedCat(const Fusion& fusion) {
+  for (size_t o = 0; o < fusion.outputs().size(); ++o) {
+    const Val* out = fusion.outputs()[o];
+    if (!out->isTensor()) {
+      continue;
+    }
+    std::vector<const Expr*> chain = chainFromCat(out);
+    if (chain.empty()) {
+      continue;
+    }
+    std::optional<Digit> g = digitAfter(chain);
+    if (!g || g->extent < 2) {
+      continue;
+    }
+    std::vector<int64_t> shape = concreteShape(out->asTensor());
+    return InterleavedCat{o, linearInner(*g, shape), g->extent};
+  }
+  return std::nullopt;
+}
+
+}  // namespace nvfuser
