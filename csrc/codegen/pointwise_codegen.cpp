@@ -286,18 +286,12 @@ std::string PointwiseKernelGenerator::interleavedCatOrder(
     return "";
   }
   auto n = [](int64_t x) { return std::to_string(x); };
-  const std::string reorder = indexType_ + " r = s % " + n(group) +
-                              ";  // warps on one cat position\n" +
-                              "s = s - r + ((r / " + n(r) + " % " + n(k) +
-                              ") * " + n(c) + " + r / " + n(k * r) + ") * " +
-                              n(r) + " + r % " + n(r) + ";\n";
-  if (whole == fam.slots) {
-    return "      {\n        " + reorder.substr(0, reorder.find('\n') + 1) +
-           "        " + reorder.substr(reorder.find('\n') + 1) + "      }\n";
-  }
-  return "      if (s < " + n(whole) + ") {\n        " +
-         reorder.substr(0, reorder.find('\n') + 1) + "        " +
-         reorder.substr(reorder.find('\n') + 1) + "      }\n";
+  const std::string open =
+      whole == fam.slots ? "{" : "if (s < " + n(whole) + ") {";
+  return "      " + open + "  // warps on one cat position\n        " +
+         indexType_ + " r = s % " + n(group) + ";\n        s = s - r + ((r / " +
+         n(r) + " % " + n(k) + ") * " + n(c) + " + r / " + n(k * r) + ") * " +
+         n(r) + " + r % " + n(r) + ";\n      }\n";
 }
 
 // A kernel whose only output is one floating-point sum (or a cast of it),

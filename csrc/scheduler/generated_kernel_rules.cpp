@@ -172,12 +172,14 @@ Decision viewOutputsStayViews(const SegmentView& view) {
                           "): a no_op view of the value returns it "
                           "without a copy");
     }
-    // Views of a segment input all the way (a fusion input, or the logits a
-    // matmul segment wrote): the kernel would copy that input.
+    // Views (slices too) of a segment input all the way (a fusion input,
+    // or the logits a matmul segment wrote): the kernel would copy that
+    // input.
     std::vector<const Expr*> chain;
     const TensorView* v = o;
     while (v->definition() != nullptr && view.contains(v->definition()) &&
-           isViewExpr(v->definition())) {
+           (isViewExpr(v->definition()) ||
+            v->definition()->type() == ExprType::Slice)) {
       chain.push_back(v->definition());
       v = v->definition()->input(0)->asTensor();
     }

@@ -110,15 +110,15 @@ std::optional<InterleavedCat> findInterleavedCat(const Fusion& fusion) {
     if (!out->isTensor()) {
       continue;
     }
+    std::vector<int64_t> shape = concreteShape(out->asTensor());
     std::vector<const Expr*> chain = chainFromCat(out);
-    if (chain.empty()) {
+    if (chain.empty() || product(shape, 0) == 0) {  // no slots to order
       continue;
     }
     std::optional<Digit> g = digitAfter(chain);
     if (!g || g->extent < 2) {
       continue;
     }
-    std::vector<int64_t> shape = concreteShape(out->asTensor());
     return InterleavedCat{o, linearInner(*g, shape), g->extent};
   }
   return std::nullopt;

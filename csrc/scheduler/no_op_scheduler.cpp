@@ -1,6 +1,9 @@
 #include "scheduler/no_op_scheduler.h"
 
+#include <vector>
+
 #include "analysis/reshape_analysis.h"
+#include "analysis/tensor_shape.h"
 #include "ir/exprs.h"
 
 namespace nvfuser {
@@ -37,6 +40,23 @@ bool isDenseRowMajor(const TensorView* tv, const SegmentView& view) {
   }
 }
 
+// Whether a reshape only adds or removes size-1 dims: a view whatever the
+// input's strides (LitGPT's v: qkv viewed, permuted, sliced, then the
+// sliced size-1 dim reshaped away).
+bool changesUnitDimsOnly(const ReshapeOp* op) {
+  auto nonUnit = [](const TensorView* tv) {
+    std::vector<int64_t> dims;
+    for (int64_t s : concreteShape(tv)) {
+      if (s != 1) {
+        dims.push_back(s);
+      }
+    }
+    return dims;
+  };
+  return nonUnit(op->input(0)->asTensor()) ==
+         nonUnit(op->output(0)->asTensor());
+}
+
 Decision isViewOp(const Expr* e, const SegmentView& view) {
   switch (e->type()) {
     case ExprType::Broadcast:
@@ -51,7 +71,8 @@ Decision isViewOp(const Expr* e, const SegmentView& view) {
         return Decision::no(exprRef(e) +
                             " materializes an expanded dim (not a view)");
       }
-      if (!isDenseRowMajor(e->input(0)->asTensor(), view)) {
+      if (!changesUnitDimsOnly(exprAs<ReshapeOp>(e)) &&
+          !isDenseRowMajor(e->input(0)->asTensor(), view)) {
         return Decision::no(exprRef(e) +
                             " reshapes a permuted or sliced tensor (a copy, "
                             "not a view)");

@@ -228,3 +228,20 @@ def test_qkv_gradient_kernels_keep_warps_on_one_cat_part(name, monkeypatch):
     monkeypatch.setenv("NVFUSER_DISABLE", "interleaved_cat_order")
     code = "\n".join(fd.cuda_code_for(ins))
     assert "warps on one cat position" not in code
+
+
+def test_litgpt_v_is_returned_as_a_view_of_qkv():
+    """LitGPT's v without GQA (phi-3.5, Llama-2) is qkv viewed, permuted,
+    sliced and its size-1 dim reshaped away: a view, returned by a no_op
+    segment instead of a kernel's copy (phi-3.5's forward wrote 25 MB for
+    it), with eager's values."""
+    cfg = rv.small("phi_3_5_mini_litgpt", 16)
+    assert cfg["ret_v"] and cfg["H"] == cfg["G"]
+    fd = build(rv.define_forward, cfg)
+    ins = rv.forward_inputs(cfg, F32)
+    outs = fd.execute(ins)
+    groups = fd.last_segmentation()["groups"]
+    assert sorted(g["scheduler"] for g in groups) == ["no_op", "pointwise"]
+    v = outs[2]
+    assert v.storage().data_ptr() == ins[0].storage().data_ptr()
+    torch.testing.assert_close(list(outs), list(rv.eager_forward(cfg, *ins)))

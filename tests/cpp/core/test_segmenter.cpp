@@ -30,6 +30,25 @@ TEST(SchedulerTest, RegistryPriorityAndReasons) {
       << reasons;
 }
 
+TEST(SchedulerTest, AReshapeOfUnitDimsIsAViewWhateverTheStrides) {
+  // x [4, 3, 8] permuted and sliced to [1, 4, 8]: dropping the size-1 dim
+  // is a view; merging the permuted dims needs a copy.
+  SchedulerRegistry r;
+  Fusion f;
+  TensorView* x = defineTensor(f, {4, 3, 8}, DataType::Float);
+  TensorView* s = slice(permute(x, {1, 0, 2}), {1, 0, 0}, {2, 4, 8}, {});
+  f.addOutput(reshape(s, {4, 8}));
+  EXPECT_EQ(r.proposeScheduler(wholeView(f)), SchedulerType::NoOp);
+
+  Fusion g;
+  TensorView* y = defineTensor(g, {4, 3, 8}, DataType::Float);
+  g.addOutput(reshape(permute(y, {1, 0, 2}), {12, 8}));
+  EXPECT_NE(r.proposeScheduler(wholeView(g)), SchedulerType::NoOp);
+  EXPECT_NE(r.rejectionReasons(wholeView(g))
+                .find("reshapes a permuted or sliced tensor"),
+            std::string::npos);
+}
+
 TEST(SchedulerTest, PointwiseNeedsOneLoopDomain) {
   Fusion f;
   TensorView* a = defineTensor(f, {4, 8}, DataType::Float);

@@ -72,6 +72,17 @@ TEST(InterleavedCatTest, ACatComputedFurtherIsNotOne) {
   EXPECT_FALSE(findInterleavedCat(f).has_value());
 }
 
+TEST(InterleavedCatTest, AnEmptyOutputHasNoOrderToFind) {
+  // H = 0: the reshape's trailing extent products are 0 (the walk divided
+  // by them).
+  Fusion f;
+  qkvGradient(f, 2, 0, 8, 16);
+  EXPECT_FALSE(findInterleavedCat(f).has_value());
+  KernelPlan plan;
+  EXPECT_TRUE(planKernel(SchedulerType::PointWise, f, &plan));
+  EXPECT_FALSE(plan.interleavedCat.has_value());
+}
+
 TEST(InterleavedCatTest, WholeGroupsReorderedKernelMatchesAten) {
   // Float: 4 lanes, runs of 16 / 4 = 4 slots, 8 runs per warp: groups of
   // 8 x 3 x 4 slots, and B T H = 64 runs per position divide evenly.
