@@ -157,7 +157,8 @@ bool isOutput(const SegmentView& view, const TensorView* tv) {
 Decision viewOutputsStayViews(const SegmentView& view) {
   for (const TensorView* o : view.outputs()) {
     const Expr* def = o->definition();
-    if (def == nullptr || !view.contains(def) || !isViewExpr(def)) {
+    if (def == nullptr || !view.contains(def) ||
+        !(isViewExpr(def) || def->type() == ExprType::Slice)) {
       continue;
     }
     // A transpose the kernel writes next to the value itself is a second,

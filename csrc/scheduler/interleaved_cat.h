@@ -1,8 +1,8 @@
 // A cat whose parts interleave in an output's memory: the output is the cat
 // through permutes, reshapes, copies and unary ops only, so along the
 // output's row-major element order the position on the cat dim is the digit
-// (i / innerElements) % extent. When a run of innerElements is shorter than
-// a warp's elements, every warp straddles parts and runs each part's branch
+// (i / innerElements) % extent. When a run of innerElements is not a whole
+// number of warps' slots, warps straddle parts and run each part's branch
 // in turn; the generator then hands slots to threads in an order that keeps
 // each warp on one position (kernel_plan.h: KernelPlan::interleavedCat).
 #pragma once

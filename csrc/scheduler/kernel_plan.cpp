@@ -1,5 +1,6 @@
 #include "scheduler/kernel_plan.h"
 
+#include <optional>
 #include <vector>
 
 #include "scheduler/generated_kernel_rules.h"
@@ -35,11 +36,20 @@ SchedulerType kernelSchedulerFor(const Fusion& fusion) {
 
 namespace {
 // Launch shape and slot order of the strategies whose threads take slots.
+// A cat whose runs are shorter than one 32-byte memory sector keeps the
+// order: reordered, a warp would write one element per sector (a stack of
+// columns), trading divergence for uncoalesced stores.
 void planSlots(const Fusion& segment, const KernelPlanOptions& options,
                KernelPlan* plan) {
   plan->fullGrid = options.fullGrid;
-  if (options.interleavedCatOrder) {
-    plan->interleavedCat = findInterleavedCat(segment);
+  if (!options.interleavedCatOrder) {
+    return;
+  }
+  std::optional<InterleavedCat> cat = findInterleavedCat(segment);
+  if (cat && cat->innerElements *
+                     dataTypeSize(segment.outputs()[cat->output]->dtype()) >=
+                 kMinInterleavedRunBytes) {
+    plan->interleavedCat = cat;
   }
 }
 }  // namespace

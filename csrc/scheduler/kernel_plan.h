@@ -39,15 +39,19 @@ struct KernelPlan {
   // thread loops (true), or one resident wave whose threads loop over the
   // slots (false). A sum the generator splits over blocks keeps one wave
   // of tiles either way. On an H200 the full grid moved a 1 GiB bf16 x*2+1 at
-  // 100.5% of copy bandwidth against 93.4%, and RoPE backwards 5-20%
-  // faster (benchmarks/results/*session12*).
+  // 100.5% of copy bandwidth against 93.4%, and LitGPT RoPE backwards up
+  // to 19% faster (phi-3.5's 5% slower; benchmarks/results/*session12*).
   bool fullGrid = false;
   // Pointwise and SerialReduction: an output whose cat positions
-  // interleave in memory in runs shorter than a warp; the generator orders
-  // slots so that every warp stays on one position (no divergence between
-  // the parts' branches).
+  // interleave in memory in runs of at least kMinInterleavedRunBytes; where
+  // a run is not a whole number of warps' slots, the generator orders slots
+  // so that every warp stays on one position (no divergence between the
+  // parts' branches).
   std::optional<InterleavedCat> interleavedCat;
 };
+
+// Runs shorter than a memory sector keep the order (kernel_plan.cpp).
+constexpr int64_t kMinInterleavedRunBytes = 32;
 
 // What users switch off (NVFUSER_DISABLE=full_grid, interleaved_cat_order)
 // to compare plans.

@@ -191,6 +191,24 @@ def test_view_outputs_are_not_copied_by_kernels():
     assert len(kernels) == 1 and kernels[0].count("nvf_vstore(out") == 1
 
 
+def test_a_slice_of_an_input_is_returned_as_a_view():
+    # An output that is a slice of an input, next to a kernel's output of
+    # the same shape, was written by the kernel (a copy); it is a no_op
+    # view now, with the input's strides.
+    x = torch.randn(4, 8)
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        left = fd.ops.slice(t, [0, 0], [4, 4])
+        fd.add_output(fd.ops.mul(left, left))
+        fd.add_output(fd.ops.slice(t, [0, 4], [4, 8]))
+    sq, right = fd.execute([x])
+    torch.testing.assert_close(sq, x[:, :4] * x[:, :4])
+    assert right.data_ptr() == x[:, 4:].data_ptr()
+    assert right.stride() == (8, 1)
+    groups = fd.last_segmentation()["groups"]
+    assert sorted(g["scheduler"] for g in groups) == ["no_op", "pointwise"]
+
+
 def test_a_transpose_alone_is_written_by_the_kernel():
     # A region output whose promised strides are a permutation (Llama's
     # q after RoPE, [2, 16, S, 128] laid out as [2, S, 16, 128]) is the

@@ -40,6 +40,14 @@ TEST(SchedulerTest, AReshapeOfUnitDimsIsAViewWhateverTheStrides) {
   f.addOutput(reshape(s, {4, 8}));
   EXPECT_EQ(r.proposeScheduler(wholeView(f)), SchedulerType::NoOp);
 
+  // The same through an expanded dim (stride 0): one of its copies, its
+  // size-1 dim reshaped away, is the input itself.
+  Fusion e;
+  TensorView* z = defineTensor(e, {4, 8}, DataType::Float);
+  TensorView* copies = expand(broadcast(z, {false, true, false}), {4, 3, 8});
+  e.addOutput(reshape(slice(copies, {0, 1, 0}, {4, 2, 8}, {}), {4, 8}));
+  EXPECT_EQ(r.proposeScheduler(wholeView(e)), SchedulerType::NoOp);
+
   Fusion g;
   TensorView* y = defineTensor(g, {4, 3, 8}, DataType::Float);
   g.addOutput(reshape(permute(y, {1, 0, 2}), {12, 8}));
@@ -47,6 +55,21 @@ TEST(SchedulerTest, AReshapeOfUnitDimsIsAViewWhateverTheStrides) {
   EXPECT_NE(r.rejectionReasons(wholeView(g))
                 .find("reshapes a permuted or sliced tensor"),
             std::string::npos);
+}
+
+TEST(SchedulerTest, ASliceOfAnInputIsNotCopiedByAKernel) {
+  // x[:, 4:] next to x[:, :4] squared: the kernel would copy the slice; a
+  // no_op segment returns it as a view.
+  SchedulerRegistry r;
+  Fusion f;
+  TensorView* x = defineTensor(f, {4, 8}, DataType::Float);
+  TensorView* left = slice(x, {0, 0}, {4, 4}, {});
+  f.addOutput(binaryOp(BinaryOpType::Mul, left, left));
+  f.addOutput(slice(x, {0, 4}, {4, 8}, {}));
+  EXPECT_NE(r.proposeScheduler(wholeView(f)), SchedulerType::PointWise);
+  EXPECT_NE(r.rejectionReasons(wholeView(f)).find("is a view of input"),
+            std::string::npos)
+      << r.rejectionReasons(wholeView(f));
 }
 
 TEST(SchedulerTest, PointwiseNeedsOneLoopDomain) {
