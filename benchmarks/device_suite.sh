@@ -6,7 +6,8 @@
 #   OUT_DIR=$OUT bash benchmarks/device_suite.sh [step ...]
 #
 # Steps (default: all, in this order): tests fx_tests demo pointwise norm
-# fx_backend rope rope_kernels rope_ncu region_ab warm model dist. dist:
+# fx_backend rope rope_kernels rope_ncu region_ab warm model fuzz dist.
+# fuzz: fuzz_fusions --device cuda (FUZZ_COUNT, FUZZ_SEED). dist:
 # examples/distributed_train.py with
 # 2 ranks (DDP and FSDP2; nvfuser with --check, eager, inductor) over gloo
 # on one GPU (--share-gpu), or NCCL when the machine has two (DIST_ARGS
@@ -46,7 +47,7 @@ step setup 300 bash scripts/setup.sh || {
 
 want() { [ $# -eq 0 ] || [[ " $* " == *" $STEP "* ]]; }
 ARGS=("$@")
-for STEP in tests fx_tests demo pointwise norm fx_backend rope rope_kernels rope_ncu region_ab warm model dist; do
+for STEP in tests fx_tests demo pointwise norm fx_backend rope rope_kernels rope_ncu region_ab warm model fuzz dist; do
   want "${ARGS[@]}" || continue
   case "$STEP" in
     tests)
@@ -120,6 +121,18 @@ for STEP in tests fx_tests demo pointwise norm fx_backend rope rope_kernels rope
       # timeout.
       grep -E "^\||^WARNING" "$OUT_DIR/model_bench.md" 2>/dev/null ||
         tail -n 20 "$OUT_DIR/model.log" ;;
+    fuzz)
+      # fuzz_fusions needs no GoogleTest: configured into the build here,
+      # so a failure costs this step only. FUZZ_COUNT fusions from
+      # FUZZ_SEED, every kernel run on the GPU against ATen on the GPU.
+      BUILD_DIR="${NVFUSER_BUILD_DIR:-$ROOT/build}"
+      step fuzz_build 300 bash -c "cmake -DNVFUSER_BUILD_FUZZ=ON '$BUILD_DIR' \
+        >/dev/null && cmake --build '$BUILD_DIR' --target fuzz_fusions \
+        -- -j$(nproc)" &&
+        step fuzz 300 "$BUILD_DIR/fuzz_fusions" --device cuda \
+          --count "${FUZZ_COUNT:-200}" --seed "${FUZZ_SEED:-0}"
+      grep -E "^FAIL|^fuzzed|error" "$OUT_DIR/fuzz_build.log" \
+        "$OUT_DIR/fuzz.log" 2>/dev/null | tail -n 20 ;;
     dist)
       ngpu=$("$PY" -c 'import torch; print(torch.cuda.device_count())')
       comm="--dist-backend nccl"

@@ -26,14 +26,11 @@ std::vector<int64_t> denseStrides(const std::vector<int64_t>& shape) {
 namespace pointwise_detail {
 
 namespace {
-// The body of the widest lane count that `generate` can prove: v first
-// halves until it divides the innermost `extent`, then once per
+// The body of the widest lane count that `generate` can prove: v (the
+// plan's, which divides the innermost extent) halves once per
 // NotVectorizable (one lane always works). Leaves the width used in v.
 template <typename Generate>
-std::string widestProvenBody(int64_t& v, int64_t extent, Generate generate) {
-  while (v > 1 && extent % v != 0) {
-    v /= 2;
-  }
+std::string widestProvenBody(int64_t& v, Generate generate) {
   for (;; v /= 2) {
     try {
       return generate(v);
@@ -127,9 +124,6 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
   ks.name = name;
   std::ostringstream params;
   int k = 0;
-  int64_t maxInBytes = 1;
-  int64_t minInBytes = 8;
-  const bool hasReduction = reduces(fusion_);
   for (const Val* in : fusion_.inputs()) {
     std::string p = (in->isTensor() ? "in" : "s") + std::to_string(k++);
     paramName_[in] = p;
@@ -137,8 +131,6 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
     params << (params.tellp() ? ", " : "");
     if (!passedByValue(in)) {
       params << "const " << cudaType(in->dtype()) << "* __restrict__ " << p;
-      maxInBytes = std::max(maxInBytes, dataTypeSize(in->dtype()));
-      minInBytes = std::min(minInBytes, dataTypeSize(in->dtype()));
     } else {
       params << cudaType(in->dtype()) << " " << p;
     }
@@ -149,18 +141,13 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
     ks.outputs.push_back(tv);
     params << (params.tellp() ? ", " : "") << cudaType(tv->dtype())
            << "* __restrict__ out" << o;
-    std::vector<int64_t> loop = shapeWithoutOnes(tv);
-    auto fam =
-        std::find_if(ks.families.begin(), ks.families.end(),
-                     [&](const OutputFamily& f) { return f.loop == loop; });
-    if (fam == ks.families.end()) {
-      OutputFamily f;
-      f.loop = loop;
-      f.numel = numel(tv);
-      ks.families.push_back(f);
-      fam = ks.families.end() - 1;
-    }
-    fam->outputs.push_back(o);
+  }
+  for (const OutputFamilyPlan& planned : plan_.families) {
+    OutputFamily f;
+    f.loop = planned.loop;
+    f.outputs = planned.outputs;
+    f.numel = planned.numel;
+    ks.families.push_back(f);
   }
   for (const Expr* e : fusion_.exprs()) {
     ks.reportsIndexErrors =
@@ -196,40 +183,28 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
                    ? "unsigned"
                    : "int64_t";
   if (plan_.strategy == KernelStrategy::Rows) {
-    return generateRows(std::move(ks), plan_.rows, params.str(), maxInBytes);
+    return generateRows(std::move(ks), plan_.rows, params.str());
   }
   std::ostringstream loopBody;
   for (size_t f = 0; f < ks.families.size(); ++f) {
     OutputFamily& fam = ks.families[f];
-    int64_t maxOutBytes = 1;
-    for (size_t o : fam.outputs) {
-      maxOutBytes = std::max(maxOutBytes, dataTypeSize(ks.outputs[o]->dtype()));
-    }
-    // 16 bytes per output store; an input load of wider elements takes up
-    // to four 16-byte chunks (int64 position ids next to bf16 outputs). A
-    // kernel that reduces reads far more than it writes: its lanes follow
-    // 16-byte loads of the narrowest input instead (up to 32-byte stores).
-    int64_t storeBytes = hasReduction ? 32 : 16;
-    int64_t v = options_.vectorize ? std::min<int64_t>(storeBytes / maxOutBytes,
-                                                       64 / maxInBytes)
-                                   : 1;
-    if (hasReduction && options_.vectorize) {
-      v = std::min<int64_t>(v, 16 / minInBytes);
-    }
-    const int64_t inner = fam.loop.empty() ? 1 : fam.loop.back();
+    int64_t v = plan_.families[f].maxVectorWidth;
     auto generateFamily = [&](int64_t w) { return familyBody(fam, w); };
-    std::string body = widestProvenBody(v, inner, generateFamily);
+    std::string body = widestProvenBody(v, generateFamily);
     fam.vectorWidth = v;
     fam.slots = fam.numel / v;
-    split_ = splitFactor(fam);
+    split_ = plan_.split.factorFor(fam.slots);
     if (split_ > 1) {  // a lone sum: the only family
+      splitAxis_ = plan_.split.axis;
+      splitSum_ = plan_.split.sum->output(0);
       findStreamedInputs();
-      body = widestProvenBody(v, inner, generateFamily);  // chunked loops
+      body = widestProvenBody(v, generateFamily);  // chunked loops
       fam.vectorWidth = v;
       fam.slots = fam.numel / v;
       return generateSplit(std::move(ks), params.str(), body);
     }
     const std::string begin = std::to_string(ks.slots);
+    ks.block = plan_.blockThreads;
     ks.slots += fam.slots;
     ks.fullGrid = plan_.fullGrid;
     const std::string end = std::to_string(ks.slots);
@@ -294,75 +269,15 @@ std::string PointwiseKernelGenerator::interleavedCatOrder(
          n(r) + " + r % " + n(r) + ";\n      }\n";
 }
 
-// A kernel whose only output is one floating-point sum (or a cast of it),
-// with too few output vectors to fill the GPU, splits its longest reduced
-// dim into chunks: one thread per (chunk, vector); a block combines its
-// chunks, and with several blocks per column their sums are added
-// atomically in a workspace (the summation order then varies from run to
-// run) that the last block of the column writes out.
-int64_t PointwiseKernelGenerator::splitFactor(const OutputFamily& fam) {
-  const ReductionOp* red = plan_.splittableSum;
-  if (red == nullptr) {
-    return 1;
-  }
-  const Val* sum = red->output(0);
-  // Chunks of the longest reduced dim; a thread loops over the others
-  // whole, and over at least 32 values in all.
-  std::vector<int64_t> shape = concreteShape(red->input(0)->asTensor());
-  int64_t rows = 1;
-  int64_t total = 1;
-  for (int64_t a : red->axes()) {
-    total *= shape[a];
-    if (shape[a] > rows) {
-      rows = shape[a];
-      splitAxis_ = a;
-    }
-  }
-  splitSum_ = sum;
-  const int64_t wanted = kSplitThreads / std::max<int64_t>(fam.slots, 1);
-  const int64_t factor = std::min({wanted, rows / 8, total / 32});
-  if (factor < 2) {
-    return 1;
-  }
-  // Chunks of a multiple of 8 rows: each thread's share of the rows is
-  // then a multiple of 8 (no remainder in the unrolled loop) when they
-  // divide evenly.
-  const int64_t chunk = ((rows + factor - 1) / factor + 7) / 8 * 8;
-  return (rows + chunk - 1) / chunk;
-}
-
 KernelSource PointwiseKernelGenerator::generateRows(
-    KernelSource ks, const RowReductionPlan& plan, const std::string& params,
-    int64_t maxInBytes) {
-  // Lanes from the full-row outputs' stores; with row-shaped outputs only,
-  // from the inputs' 16-byte loads.
-  int64_t maxOutBytes = 0;
-  for (const TensorView* o : ks.outputs) {
-    if (columnSumOf(o, plan) == nullptr &&
-        shapeWithoutOnes(rowSource(o, plan)) != plan.rows) {
-      maxOutBytes = std::max(maxOutBytes, dataTypeSize(o->dtype()));
-    }
-  }
-  int64_t v = !options_.vectorize ? 1
-              : maxOutBytes > 0
-                  ? std::min<int64_t>(16 / maxOutBytes, 64 / maxInBytes)
-                  : std::max<int64_t>(16 / maxInBytes, 1);
-  std::string body = widestProvenBody(v, plan.inner.back(), [&](int64_t w) {
-    // Rows of up to 8 x 128 vectors are held in registers.
-    const int64_t vectors = plan.rowLength / w;
-    persistent_ = plan.rowLength % w == 0 && vectors >= 1 &&
-                  vectors <= kMaxPersistentVectors * kPersistentThreads;
-    // With column sums a block takes many rows in turn (one wave): more
-    // threads per block keep more loads in flight.
-    const int64_t threads =
-        plan.columnSums.empty() ? kPersistentThreads : kColumnSumThreads;
-    persistentVectors_ =
-        std::max<int64_t>((vectors + threads - 1) / threads, 1);
-    ks.block = std::max<int64_t>(
-        ((vectors + persistentVectors_ - 1) / persistentVectors_ + 31) / 32 *
-            32,
-        32);
-    persistentStride_ = ks.block * w;
+    KernelSource ks, const RowReductionPlan& plan, const std::string& params) {
+  int64_t v = plan_.rowVectorWidth;
+  RowLaunch launch;
+  std::string body = widestProvenBody(v, [&](int64_t w) {
+    launch = rowLaunch(plan, w);
+    persistent_ = launch.persistent;
+    persistentVectors_ = launch.vectorsPerThread;
+    persistentStride_ = launch.stride;
     return rowBody(plan, w);
   });
   for (OutputFamily& fam : ks.families) {
@@ -372,12 +287,7 @@ KernelSource PointwiseKernelGenerator::generateRows(
   ks.rowReduction = true;
   ks.blockPerSlot = true;
   ks.slots = plan.numRows;
-  if (!persistent_) {  // enough threads for one vector each, 32 to 512
-    ks.block = 32;
-    while (ks.block < 512 && ks.block * v < plan.rowLength) {
-      ks.block *= 2;
-    }
-  }
+  ks.block = launch.threads;
   // Column sums: accumulators after the outputs' (and the index error
   // word's) parameters, then one arrival counter.
   std::vector<size_t> columnSumOutputs;
@@ -411,10 +321,6 @@ KernelSource PointwiseKernelGenerator::generateRows(
 
 }  // namespace pointwise_detail
 
-bool passedByValue(const Val* input) {
-  return !input->isTensor() || input->asTensor()->isCpuScalar();
-}
-
 KernelSource generatePointwiseKernel(const Fusion& fusion,
                                      const KernelPlan& plan,
                                      const std::string& name,
@@ -428,10 +334,11 @@ KernelSource generatePointwiseKernel(const Fusion& fusion,
 KernelSource generatePointwiseKernel(const Fusion& fusion,
                                      const std::string& name,
                                      const std::vector<TensorLayout>& layouts,
-                                     PointwiseCodegenOptions options) {
+                                     PointwiseCodegenOptions options,
+                                     const KernelPlanOptions& planOptions) {
   KernelPlan plan;
   const SchedulerType type = kernelSchedulerFor(fusion);
-  Decision d = planKernel(type, fusion, &plan);
+  Decision d = planKernel(type, fusion, &plan, planOptions);
   NVF_CHECK_KIND(d.ok(), Internal, "no ", toString(type),
                  " kernel plan for this fusion: ", d.reason());
   return generatePointwiseKernel(fusion, plan, name, layouts, options);

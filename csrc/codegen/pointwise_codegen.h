@@ -80,8 +80,6 @@ struct PointwiseCodegenOptions {
   // 64-bit index math even where 32 bits suffice (NVFUSER_ENABLE=
   // int64_index); by default 32-bit is used whenever every offset fits.
   bool forceInt64Index = false;
-  // Vector loads/stores (NVFUSER_DISABLE=vectorization turns them off).
-  bool vectorize = true;
   // Pads and cats inside reduction loops without branches, their loads
   // predicated (NVFUSER_DISABLE=predicated_loads keeps the branches).
   bool predicatedLoads = true;
@@ -103,10 +101,6 @@ struct LaunchParams {
   int64_t block = 0;
 };
 
-// Whether a kernel takes this fusion input by value: scalars, and 0-dim CPU
-// tensors (torch.compile's constants), whose value is copied into the
-// launch's parameters instead of the device reading host memory.
-bool passedByValue(const Val* input);
 // The kernel of `plan` (the accepting scheduler's, kernel_plan.h) for an
 // extracted segment. layouts: one per fusion input (ignored for scalars);
 // empty means every tensor input is dense and aligned.
@@ -120,7 +114,8 @@ KernelSource generatePointwiseKernel(const Fusion& fusion,
 KernelSource generatePointwiseKernel(const Fusion& fusion,
                                      const std::string& name,
                                      const std::vector<TensorLayout>& layouts,
-                                     PointwiseCodegenOptions options = {});
+                                     PointwiseCodegenOptions options = {},
+                                     const KernelPlanOptions& planOptions = {});
 // Grid and block for a kernel on a device with `smCount` multiprocessors,
 // each holding `blocksPerSm` of its blocks at once: one full wave (the
 // grid-stride loop covers the rest), so no partial last wave idles SMs.

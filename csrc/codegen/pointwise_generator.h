@@ -86,40 +86,18 @@ class PointwiseKernelGenerator {
   // the fusion's largest tensor (its iteration space).
   void findStreamedInputs();
   KernelSource generateRows(KernelSource ks, const RowReductionPlan& plan,
-                            const std::string& params, int64_t maxInBytes);
-  // Chunks of the reduced rows for a lone sum with few outputs (1: none);
-  // sets splitAxis_ and splitSum_.
-  int64_t splitFactor(const OutputFamily& fam);
+                            const std::string& params);
   // The statement reordering slot `s` of `fam` when the plan names an
   // interleaved cat among its outputs (kernel_plan.h), else "".
   std::string interleavedCatOrder(const OutputFamily& fam) const;
   // The kernel of a split sum around `body` (the partial sums `nvf_p` at
-  // element `i` of the rows nvf_rb, nvf_rb + splitRowStride(), ...): a
-  // block takes a tile of vectors x up to kSplitBlock / kSplitTileVectors
-  // threads per vector and combines their sums in shared memory; where a
-  // column has several tiles, each adds one value per element to the
-  // workspace and the last writes the column out (pointwise_reduction.cpp).
+  // element `i` of the rows nvf_rb, nvf_rb + the plan's rowStride, ...): a
+  // block takes a tile of vectors x the plan's chunks per block and combines
+  // their sums in shared memory; where a column has several tiles, each adds
+  // one value per element to the workspace and the last writes the column
+  // out (pointwise_reduction.cpp).
   KernelSource generateSplit(KernelSource ks, const std::string& params,
                              const std::string& body);
-  // Chunks a block of a split sum takes: up to kSplitBlock /
-  // kSplitTileVectors, but no more than there are (a block of 8 warps for
-  // 2 chunks would idle 6); the block's other threads take more vectors.
-  int64_t splitChunksPerBlock() const;
-  // Threads that sum each vector of a split sum: each takes one row in
-  // this many (chunks rounded up to whole blocks).
-  int64_t splitRowStride() const;
-  // Threads a split reduction aims for (about 8 per core of an H200).
-  static constexpr int64_t kSplitThreads = 132 * 1024;
-  static constexpr int64_t kSplitBlock = 256;
-  static constexpr int64_t kSplitTileVectors = 32;
-  // Serial reduction loops at least this long unroll 8 deep, shorter 4.
-  static constexpr int64_t kDeepUnrollRows = 64;
-  // Persistent rows: up to 8 vectors per thread, 128 threads per block
-  // where the row is long enough.
-  static constexpr int64_t kMaxPersistentVectors = 8;
-  static constexpr int64_t kPersistentThreads = 128;
-  // ... and up to 512 threads when the kernel also sums columns.
-  static constexpr int64_t kColumnSumThreads = 512;
 
   std::string familyBody(const OutputFamily& family, int64_t v);
   // The per-row loop body of a row-reduction kernel with v lanes

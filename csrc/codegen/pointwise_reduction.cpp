@@ -103,15 +103,11 @@ Index PointwiseKernelGenerator::openReductionLoops(
     std::string end = std::to_string(shape[d]);
     const bool chunked = split_ > 1 && int64_t(d) == splitAxis_;
     std::string step = "++" + r;
-    if (chunked) {  // this thread's rows, one in every splitRowStride()
+    if (chunked) {  // this thread's rows, one in every rowStride
       begin = "nvf_rb";
-      step = r + " += " + std::to_string(splitRowStride());
+      step = r + " += " + std::to_string(SplitSumPlan::rowStride(split_));
     }
-    // Unrolled so several iterations' loads are in flight together: 8 for
-    // long loops (a split thread's share is a multiple of 8 rows when the
-    // rows divide evenly), which are the ones with few threads per byte.
-    line(shape[d] >= kDeepUnrollRows || chunked ? "#pragma unroll 8"
-                                                : "#pragma unroll 4");
+    line("#pragma unroll " + std::to_string(serialUnroll(shape[d], chunked)));
     line("for (" + indexType_ + " " + r + " = " + begin + "; " + r + " < " +
          end + "; " + step + ") {");
     indent_ += 2;
@@ -192,19 +188,6 @@ Value PointwiseKernelGenerator::reduce(const Expr* e, const Val* v,
   return v == e->output(0) ? var : meanOut;
 }
 
-int64_t PointwiseKernelGenerator::splitChunksPerBlock() const {
-  int64_t perBlock = 1;
-  while (perBlock < kSplitBlock / kSplitTileVectors && perBlock < split_) {
-    perBlock *= 2;
-  }
-  return perBlock;
-}
-
-int64_t PointwiseKernelGenerator::splitRowStride() const {
-  const int64_t perBlock = splitChunksPerBlock();
-  return (split_ + perBlock - 1) / perBlock * perBlock;
-}
-
 KernelSource PointwiseKernelGenerator::generateSplit(KernelSource ks,
                                                      const std::string& params,
                                                      const std::string& body) {
@@ -214,13 +197,13 @@ KernelSource PointwiseKernelGenerator::generateSplit(KernelSource ks,
   const std::string t = cudaType(acc);
   const std::string ix = indexType_;
   const int64_t v = fam.vectorWidth;
-  const int64_t perBlock = splitChunksPerBlock();
-  const int64_t width = kSplitBlock / perBlock;  // vectors per tile
+  const int64_t perBlock = SplitSumPlan::chunksPerBlock(split_);
+  const int64_t width = SplitSumPlan::kBlock / perBlock;  // vectors per tile
   const int64_t tileElems = width * v;
   const int64_t colTiles = (fam.slots + width - 1) / width;
-  const int64_t chunkTiles = splitRowStride() / perBlock;
+  const int64_t chunkTiles = SplitSumPlan::rowStride(split_) / perBlock;
   ks.slots = colTiles * chunkTiles;
-  ks.block = kSplitBlock;
+  ks.block = SplitSumPlan::kBlock;
   ks.blockPerSlot = true;
   const std::string vs = std::to_string(v);
   const std::string ws = std::to_string(width);
@@ -241,14 +224,15 @@ KernelSource PointwiseKernelGenerator::generateSplit(KernelSource ks,
   code << ") {\n"
        << "  // tiles of " << width << " vectors x " << perBlock
        << " threads per vector, " << chunkTiles << " tile(s) per column\n"
-       << "  __shared__ " << t << " nvf_part[" << kSplitBlock * v << "];\n";
+       << "  __shared__ " << t << " nvf_part[" << SplitSumPlan::kBlock * v
+       << "];\n";
   if (chunkTiles > 1) {
     code << "  __shared__ bool nvf_last;\n"
          << "  " << t << "* nvf_acc = reinterpret_cast<" << t << "*>(nvf_ws);\n"
          << "  unsigned* nvf_count = reinterpret_cast<unsigned*>(nvf_ws + "
          << countersAt << ");\n";
   }
-  // A thread sums rows nvf_rb, nvf_rb + splitRowStride(), ...: the grid
+  // A thread sums rows nvf_rb, nvf_rb + rowStride, ...: the grid
   // walks the rows top to bottom together, so the bytes being read at any
   // time are one window, as in a copy (on an H200 the column sum reads at
   // 3.41 TB/s this way with loads that skip L1, 2.69 with loads through L1;

@@ -37,6 +37,7 @@ class PointwiseKernel {
     return last_->source;
   }
   const KernelSource& predictedSource() const { return predicted_->source; }
+  const KernelPlan& plan() const { return plan_; }
 
   std::vector<at::Tensor> run(const std::vector<RuntimeArg>& args,
                               at::Device device, void* stream,

@@ -8,6 +8,7 @@
 #include "analysis/tensor_shape.h"
 #include "exceptions.h"
 #include "runtime/aten_evaluator.h"
+#include "runtime/cuda_driver.h"
 #include "runtime/host_times.h"
 #include "scheduler/kernel_plan.h"
 
@@ -53,13 +54,28 @@ std::vector<TensorLayout> predictedLayouts(
 }
 }  // namespace
 
+namespace {
+// The GPU the arguments are on (its SM count sizes split sums), else the
+// plan's default.
+DeviceTraits deviceTraits(const std::vector<RuntimeArg>& args) {
+  DeviceTraits traits;
+  for (const RuntimeArg& a : args) {
+    if (a.tensor && a.tensor->is_cuda()) {
+      traits.smCount =
+          CudaDriver::get().multiprocessorCount(a.tensor->get_device());
+      break;
+    }
+  }
+  return traits;
+}
+}  // namespace
+
 SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
                                    const std::vector<RuntimeArg>& args,
                                    const Options& options)
     : segmented_(std::move(segmented)) {
   PointwiseCodegenOptions codegen;
   codegen.forceInt64Index = options.enabled("int64_index");
-  codegen.vectorize = !options.disabled("vectorization");
   codegen.predicatedLoads = !options.disabled("predicated_loads");
   codegen.predicatedLoadsEverywhere =
       options.enabled("predicated_loads_everywhere");
@@ -68,6 +84,8 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
   KernelPlanOptions planOptions;
   planOptions.fullGrid = !options.disabled("full_grid");
   planOptions.interleavedCatOrder = !options.disabled("interleaved_cat_order");
+  planOptions.vectorize = !options.disabled("vectorization");
+  planOptions.device = deviceTraits(args);
   const Fusion& complete = segmented_->completeFusion();
   std::unordered_map<const Val*, size_t> lastUse;
   for (size_t i = 0; i < segmented_->groups().size(); ++i) {

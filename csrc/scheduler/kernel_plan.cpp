@@ -52,6 +52,12 @@ void planSlots(const Fusion& segment, const KernelPlanOptions& options,
     plan->interleavedCat = cat;
   }
 }
+
+void planRows(const Fusion& segment, const KernelPlanOptions& options,
+              KernelPlan* plan) {
+  plan->strategy = KernelStrategy::Rows;
+  plan->rowVectorWidth = rowVectorWidth(segment, plan->rows, options.vectorize);
+}
 }  // namespace
 
 Decision planKernel(SchedulerType type, const Fusion& segment, KernelPlan* plan,
@@ -63,6 +69,7 @@ Decision planKernel(SchedulerType type, const Fusion& segment, KernelPlan* plan,
   if (Decision d = planRowReduction(segment, &plan->rows); !d) {
     return d;
   }
+  plan->families = planOutputFamilies(segment, options.vectorize);
   const bool reduction = reduces(segment);
   switch (type) {
     case SchedulerType::PointWise:
@@ -78,11 +85,11 @@ Decision planKernel(SchedulerType type, const Fusion& segment, KernelPlan* plan,
             "an inner_persistent segment without row "
             "reductions");
       }
-      plan->strategy = KernelStrategy::Rows;
+      planRows(segment, options, plan);
       return Decision::yes();
     case SchedulerType::Reduction:
       if (plan->rows.active) {  // row sums, max, mean
-        plan->strategy = KernelStrategy::Rows;
+        planRows(segment, options, plan);
         return Decision::yes();
       }
       plan->strategy = KernelStrategy::SerialReduction;
@@ -91,7 +98,8 @@ Decision planKernel(SchedulerType type, const Fusion& segment, KernelPlan* plan,
                                         segment.outputs().end());
         std::vector<const Expr*> exprs(segment.exprs().begin(),
                                        segment.exprs().end());
-        plan->splittableSum = splittableSum(outputs, exprs);
+        plan->split =
+            planSplitSum(splittableSum(outputs, exprs), options.device);
       }
       planSlots(segment, options, plan);
       return Decision::yes();

@@ -1,8 +1,11 @@
 // What a scheduler that accepted a segment hands the kernel generator: the
-// strategy, and for row kernels their layout. planKernel is the scheduler
-// layer's answer for the extracted segment (the same rules canSchedule
-// applied to the segment's view); the generator builds exactly this plan
-// and decides no strategy of its own.
+// strategy, the row layout, output families and vector widths, threads per
+// block, launch shape, a lone sum's split and the slot order
+// (kernel_launch.h has the rules). planKernel is the scheduler layer's
+// answer for the extracted segment (the same rules canSchedule applied to
+// the segment's view); the generator builds exactly this plan, narrowing a
+// vector only where the layout it is specialized to cannot keep the lanes
+// contiguous.
 #pragma once
 
 #include <optional>
@@ -11,6 +14,7 @@
 #include "ir/fusion.h"
 #include "scheduler/decision.h"
 #include "scheduler/interleaved_cat.h"
+#include "scheduler/kernel_launch.h"
 #include "scheduler/row_reduction_plan.h"
 #include "scheduler/scheduler_type.h"
 
@@ -31,10 +35,17 @@ const char* toString(KernelStrategy s);
 struct KernelPlan {
   KernelStrategy strategy = KernelStrategy::Pointwise;
   RowReductionPlan rows;  // Rows: the layout
-  // SerialReduction: the sum the generator may split over the GPU (the
-  // segment's only reduction, a floating-point sum, cast or viewed to its
-  // only output), or nullptr.
-  const ReductionOp* splittableSum = nullptr;
+  // Rows: the widest vector (every family takes it).
+  int64_t rowVectorWidth = 1;
+  // The output families; for Pointwise and SerialReduction with their
+  // widest vectors.
+  std::vector<OutputFamilyPlan> families;
+  // Pointwise and SerialReduction (unsplit): threads per block.
+  int64_t blockThreads = 128;
+  // SerialReduction: the sum that is split over the GPU (the segment's only
+  // reduction, a floating-point sum, cast or viewed to its only output) when
+  // its output vectors are too few to fill it.
+  SplitSumPlan split;
   // Pointwise and SerialReduction: a block per blockDim slots, so no
   // thread loops (true), or one resident wave whose threads loop over the
   // slots (false). A sum the generator splits over blocks keeps one wave
@@ -58,6 +69,8 @@ constexpr int64_t kMinInterleavedRunBytes = 32;
 struct KernelPlanOptions {
   bool fullGrid = true;
   bool interleavedCatOrder = true;
+  bool vectorize = true;  // NVFUSER_DISABLE=vectorization: one lane
+  DeviceTraits device;
 };
 
 // The plan of scheduler `type` for its extracted segment `segment` (a

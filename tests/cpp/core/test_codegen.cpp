@@ -28,10 +28,10 @@ std::vector<std::string> compileAll(const Fusion& f,
     ExtractedSegment seg = extractSegment(g);
     // The vectorized kernel, then the one-element-per-thread one.
     for (bool vectorize : {true, false}) {
-      PointwiseCodegenOptions options;
+      KernelPlanOptions options;
       options.vectorize = vectorize;
       KernelSource ks = generatePointwiseKernel(
-          *seg.fusion, "kernel_g" + std::to_string(g.id), {}, options);
+          *seg.fusion, "kernel_g" + std::to_string(g.id), {}, {}, options);
       CompiledKernel k = compileWithNvrtc(ks.code, ks.name, arch);
       EXPECT_GT(k.cubin.size(), 0u);
       if (vectorize) {

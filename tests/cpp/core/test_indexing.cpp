@@ -246,10 +246,10 @@ TEST(IndexingCodegenTest, GeneratedGathersCompileWithNvrtc) {
   for (const SegmentedGroup& g : sf->groups()) {
     ExtractedSegment seg = extractSegment(g);
     for (bool vectorize : {true, false}) {
-      PointwiseCodegenOptions options;
+      KernelPlanOptions options;
       options.vectorize = vectorize;
       KernelSource ks = generatePointwiseKernel(
-          *seg.fusion, "kernel_g" + std::to_string(g.id), {}, options);
+          *seg.fusion, "kernel_g" + std::to_string(g.id), {}, {}, options);
       for (const char* arch : {"sm_90", "sm_80"}) {
         EXPECT_GT(compileWithNvrtc(ks.code, ks.name, arch).cubin.size(), 0u)
             << ks.code;

@@ -51,7 +51,7 @@ TEST(KernelPlanTest, EachSchedulerPlansItsOwnStrategy) {
   columnSum(cols);
   ASSERT_TRUE(planKernel(SchedulerType::Reduction, cols, &plan));
   EXPECT_EQ(plan.strategy, KernelStrategy::SerialReduction);
-  EXPECT_NE(plan.splittableSum, nullptr);
+  EXPECT_NE(plan.split.sum, nullptr);
 }
 
 TEST(KernelPlanTest, ASegmentOfAnotherKindIsRefusedWithAReason) {
@@ -82,7 +82,7 @@ TEST(KernelPlanTest, TheGeneratorBuildsThePlanItIsGiven) {
   KernelPlan plan;
   ASSERT_TRUE(planKernel(SchedulerType::Reduction, cols, &plan));
   EXPECT_GT(generatePointwiseKernel(cols, plan, "k", {}).workspaceBytes, 0);
-  plan.splittableSum = nullptr;
+  plan.split = SplitSumPlan();
   EXPECT_EQ(generatePointwiseKernel(cols, plan, "k", {}).workspaceBytes, 0);
 }
 
@@ -104,7 +104,7 @@ TEST(KernelPlanTest, ThreadsTakingSlotsGetAFullGridUnlessSwitchedOff) {
   Fusion cols;
   columnSum(cols);
   ASSERT_TRUE(planKernel(SchedulerType::Reduction, cols, &plan));
-  ASSERT_NE(plan.splittableSum, nullptr);
+  ASSERT_NE(plan.split.sum, nullptr);
   EXPECT_TRUE(plan.fullGrid);  // but the split kernel keeps one wave
   KernelSource split = generatePointwiseKernel(cols, plan, "k", {});
   EXPECT_TRUE(split.blockPerSlot);
@@ -113,6 +113,101 @@ TEST(KernelPlanTest, ThreadsTakingSlotsGetAFullGridUnlessSwitchedOff) {
   rowSum(rows);
   ASSERT_TRUE(planKernel(SchedulerType::Reduction, rows, &plan));
   EXPECT_FALSE(plan.fullGrid);
+}
+
+TEST(KernelPlanTest, FamiliesGetTheirWidestVectorsFromDtypesAndExtents) {
+  // Float out: 16-byte stores are 4 lanes; a bf16 family of the same
+  // kernel takes 8; an innermost extent of 6 allows 2; vectorization off,
+  // one.
+  Fusion f;
+  TensorView* x = defineTensor(f, {8, 16}, DataType::Float);
+  TensorView* y = defineTensor(f, {8, 6}, DataType::Float);
+  f.addOutput(unaryOp(UnaryOpType::Neg, x));
+  f.addOutput(castOp(unaryOp(UnaryOpType::Neg, x), DataType::BFloat16));
+  f.addOutput(unaryOp(UnaryOpType::Neg, y));
+  KernelPlan plan;
+  ASSERT_TRUE(planKernel(SchedulerType::PointWise, f, &plan));
+  ASSERT_EQ(plan.families.size(), 2u);
+  EXPECT_EQ(plan.families[0].outputs, (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(plan.families[0].maxVectorWidth, 4);  // the float output's
+  EXPECT_EQ(plan.families[1].maxVectorWidth, 2);
+  Fusion bf;
+  TensorView* z = defineTensor(bf, {8, 16}, DataType::BFloat16);
+  bf.addOutput(castOp(unaryOp(UnaryOpType::Neg, z), DataType::BFloat16));
+  ASSERT_TRUE(planKernel(SchedulerType::PointWise, bf, &plan));
+  EXPECT_EQ(plan.families[0].maxVectorWidth, 8);
+  KernelPlanOptions scalar;
+  scalar.vectorize = false;
+  ASSERT_TRUE(planKernel(SchedulerType::PointWise, bf, &plan, scalar));
+  EXPECT_EQ(plan.families[0].maxVectorWidth, 1);
+}
+
+TEST(KernelPlanTest, ALoneSumSplitsByTheDevicesThreads) {
+  // [4096, 64] floats summed over rows: 16 vectors of 4 lanes. On 132 SMs
+  // the thread budget allows more chunks than rows / 8 and total / 32
+  // (128); on 2 SMs, 2048 threads / 16 vectors = 128 too; with 64 x
+  // more vectors than that, 2; with the GPU full, none.
+  Fusion cols;
+  columnSum(cols);
+  KernelPlan plan;
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, cols, &plan));
+  const SplitSumPlan& split = plan.split;
+  EXPECT_EQ(split.axis, 0);
+  EXPECT_EQ(split.rows, 4096);
+  EXPECT_EQ(split.total, 4096);
+  EXPECT_EQ(split.targetThreads, 132 * 1024);
+  EXPECT_EQ(split.factorFor(16), 128);
+  EXPECT_EQ(split.factorFor(132 * 1024), 1);
+  KernelPlanOptions small;
+  small.device.smCount = 2;
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, cols, &plan, small));
+  EXPECT_EQ(plan.split.factorFor(16), 128);
+  EXPECT_EQ(plan.split.factorFor(1024), 2);
+  EXPECT_EQ(SplitSumPlan::chunksPerBlock(2), 2);
+  EXPECT_EQ(SplitSumPlan::chunksPerBlock(128), 8);
+  EXPECT_EQ(SplitSumPlan::rowStride(13), 16);
+}
+
+TEST(KernelPlanTest, RowsArePersistentUpTo1024VectorsPerRow) {
+  RowReductionPlan rows;
+  rows.rowLength = 4096;  // 512 vectors of 8: 4 per thread of 128
+  RowLaunch l = rowLaunch(rows, 8);
+  EXPECT_TRUE(l.persistent);
+  EXPECT_EQ(l.vectorsPerThread, 4);
+  EXPECT_EQ(l.threads, 128);
+  EXPECT_EQ(l.stride, 1024);
+  rows.rowLength = 96;  // 12 vectors: one warp, one each
+  l = rowLaunch(rows, 8);
+  EXPECT_EQ(l.threads, 32);
+  EXPECT_EQ(l.vectorsPerThread, 1);
+  rows.rowLength = 100000;  // 25000 vectors of 4: looping, 512 threads
+  l = rowLaunch(rows, 4);
+  EXPECT_FALSE(l.persistent);
+  EXPECT_EQ(l.threads, 512);
+  rows.rowLength = 300;  // no whole vectors of 8: looping, 64 threads
+  l = rowLaunch(rows, 8);
+  EXPECT_FALSE(l.persistent);
+  EXPECT_EQ(l.threads, 64);
+}
+
+TEST(KernelPlanTest, TheGeneratorTakesThePlansWidthsAndBlock) {
+  Fusion pw;
+  negate(pw);
+  KernelPlan plan;
+  ASSERT_TRUE(planKernel(SchedulerType::PointWise, pw, &plan));
+  plan.families[0].maxVectorWidth = 2;
+  plan.blockThreads = 256;
+  KernelSource ks = generatePointwiseKernel(pw, plan, "k", {});
+  EXPECT_EQ(ks.families[0].vectorWidth, 2);
+  EXPECT_EQ(ks.block, 256);
+  Fusion rows;
+  rowSum(rows);
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, rows, &plan));
+  EXPECT_EQ(plan.rowVectorWidth, 4);
+  plan.rowVectorWidth = 1;
+  ks = generatePointwiseKernel(rows, plan, "k", {});
+  EXPECT_EQ(ks.families[0].vectorWidth, 1);
+  EXPECT_EQ(ks.block, 128);  // 256 one-element vectors: 2 per thread
 }
 
 }  // namespace nvfuser

@@ -16,8 +16,10 @@ namespace nvfuser {
 namespace {
 KernelSource generateAndCompile(const Fusion& f,
                                 const std::vector<TensorLayout>& layouts = {},
-                                PointwiseCodegenOptions options = {}) {
-  KernelSource ks = generatePointwiseKernel(f, "k", layouts, options);
+                                PointwiseCodegenOptions options = {},
+                                const KernelPlanOptions& planOptions = {}) {
+  KernelSource ks =
+      generatePointwiseKernel(f, "k", layouts, options, planOptions);
   EXPECT_GT(compileWithNvrtc(ks.code, ks.name, "sm_90").cubin.size(), 0u);
   return ks;
 }
@@ -56,9 +58,9 @@ TEST(VectorizeTest, CastToHalfConvertsLanesInPairs) {
 TEST(VectorizeTest, DisabledGivesOneElementPerThread) {
   Fusion f;
   scaleFusion(f, 4, 64);
-  PointwiseCodegenOptions options;
+  KernelPlanOptions options;
   options.vectorize = false;
-  KernelSource ks = generateAndCompile(f, {}, options);
+  KernelSource ks = generateAndCompile(f, {}, {}, options);
   EXPECT_EQ(ks.families[0].vectorWidth, 1);
   EXPECT_EQ(vectorLoads(ks.code), 0u);
 }
@@ -181,9 +183,9 @@ TEST(VectorizeTest, RotateHalfInsideASumLoopIsPredicated) {
 TEST(VectorizeTest, PredicatedScalarAndGatheredLoadsCompile) {
   Fusion f;
   rotatedHeadSum(f);
-  PointwiseCodegenOptions scalar;
+  KernelPlanOptions scalar;
   scalar.vectorize = false;
-  KernelSource one = generateAndCompile(f, {}, scalar);
+  KernelSource one = generateAndCompile(f, {}, {}, scalar);
   EXPECT_EQ(one.families[0].vectorWidth, 1);
   EXPECT_EQ(countOf(one.code, "= nvf_load_if(in0 + "), 2u) << one.code;
   // T and D swapped in memory: consecutive lanes are 16 elements apart.

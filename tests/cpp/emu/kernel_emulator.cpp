@@ -190,13 +190,11 @@ std::vector<at::Tensor> runEmulated(const SegmentedRuntime& runtime,
     }
     std::vector<at::Tensor> outs;
     if (runtime.kernels()[g]) {
-      // The plan of the scheduler that accepted the segment, as the
-      // runtime builds it.
-      KernelPlan plan;
-      const SchedulerType type = runtime.segmented().groups()[g].scheduler;
-      NVF_CHECK(planKernel(type, *seg.fusion, &plan), "no plan");
+      // The runtime's plan (the accepting scheduler's, under the
+      // runtime's options).
       KernelSource ks = generatePointwiseKernel(
-          *seg.fusion, plan, "emu_g" + std::to_string(g), layouts, options);
+          *seg.fusion, runtime.kernels()[g]->plan(),
+          "emu_g" + std::to_string(g), layouts, options);
       outs = KernelEmulator::run(ks, segArgs);
     } else {
       outs = AtenEvaluator::run(*seg.fusion, segArgs, at::kCPU);

@@ -195,15 +195,16 @@ TEST_P(RngKernelTest, KernelsMatchTheCpuPathBitForBit) {
   f.addOutput(binaryOp(BinaryOpType::Add, r, x));
   f.addOutput(rngLike(RngOpType::Normal, x, dtype, nullptr, nullptr));
   PointwiseCodegenOptions codegen;
-  codegen.vectorize = vectorize;
   codegen.forceInt64Index = int64Index;
+  const Options options =
+      vectorize ? Options() : Options().withOverrides({}, {"vectorization"});
   Runs runs = runBoth(f,
                       {RuntimeArg::fromTensor(at::randn({37, 130})),
                        RuntimeArg::fromScalar(int64_t{-123456789}, "int"),
                        RuntimeArg::fromScalar(int64_t{77}, "int"),
                        RuntimeArg::fromScalar(1.5, "float"),
                        RuntimeArg::fromScalar(int64_t{5}, "int")},
-                      codegen);
+                      codegen, options);
   EXPECT_GE(runs.numKernels, 1u);
   ASSERT_EQ(runs.kernels.size(), runs.cpu.size());
   for (size_t k = 0; k < runs.cpu.size(); ++k) {
