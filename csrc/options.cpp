@@ -182,9 +182,11 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "int64_index",        // 64-bit index math even where 32 bits suffice
       "sync_index_checks",  // out-of-range gathers raise at their launch
       // Experiments (measured, not defaults): predicated pads and cats
-      // outside reduction loops too, of any number of cheap ops.
+      // outside reduction loops too, of any number of cheap ops; early
+      // loads at a slot's top level too.
       "predicated_loads_everywhere",
       "predicated_loads_unbounded",
+      "early_loads_everywhere",
   };
   static const std::vector<std::string> kDisable = {
       "input_forwarding",
@@ -197,6 +199,7 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "predicated_loads",  // pads and cats in reduction loops keep branches
       "full_grid",         // pointwise grids: one resident wave, threads loop
       "interleaved_cat_order",  // slots in order though warps straddle parts
+      "early_loads",  // loads where first used, after earlier branches
   };
   return byGroup(g, kDump, kEnable, kDisable);
 }

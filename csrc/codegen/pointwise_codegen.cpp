@@ -71,6 +71,15 @@ std::string PointwiseKernelGenerator::familyBody(const OutputFamily& family,
     }
     return idx;
   };
+  if (split_ <= 1 && options_.earlyLoadsEverywhere) {
+    // every output's plain loads before any output
+    std::vector<Request> roots;
+    for (size_t o : family.outputs) {
+      const TensorView* tv = fusion_.outputs()[o]->asTensor();
+      roots.push_back({tv, indexOf(tv)});
+    }
+    loadEagerInputsFirst(roots);
+  }
   for (size_t o : family.outputs) {
     const TensorView* tv = fusion_.outputs()[o]->asTensor();
     const std::string out = "out" + std::to_string(o);
@@ -119,9 +128,7 @@ void PointwiseKernelGenerator::findStreamedInputs() {
   }
 }
 
-KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
-  KernelSource ks;
-  ks.name = name;
+std::string PointwiseKernelGenerator::declareParameters(KernelSource& ks) {
   std::ostringstream params;
   int k = 0;
   for (const Val* in : fusion_.inputs()) {
@@ -135,19 +142,11 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
       params << cudaType(in->dtype()) << " " << p;
     }
   }
-  int64_t maxNumel = 0;
   for (size_t o = 0; o < fusion_.outputs().size(); ++o) {
     const TensorView* tv = fusion_.outputs()[o]->asTensor();
     ks.outputs.push_back(tv);
     params << (params.tellp() ? ", " : "") << cudaType(tv->dtype())
            << "* __restrict__ out" << o;
-  }
-  for (const OutputFamilyPlan& planned : plan_.families) {
-    OutputFamily f;
-    f.loop = planned.loop;
-    f.outputs = planned.outputs;
-    f.numel = planned.numel;
-    ks.families.push_back(f);
   }
   for (const Expr* e : fusion_.exprs()) {
     ks.reportsIndexErrors =
@@ -156,6 +155,11 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
   if (ks.reportsIndexErrors) {
     params << ", int* __restrict__ nvf_index_error";
   }
+  return params.str();
+}
+
+void PointwiseKernelGenerator::chooseIndexType() {
+  int64_t maxNumel = 0;
   for (const Val* val : fusion_.vals()) {
     if (val->isTensor()) {
       maxNumel = std::max(maxNumel, numel(val->asTensor()));
@@ -182,8 +186,22 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
   indexType_ = maxNumel < (int64_t(1) << 31) - 1024 && !options_.forceInt64Index
                    ? "unsigned"
                    : "int64_t";
+}
+
+KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
+  KernelSource ks;
+  ks.name = name;
+  const std::string params = declareParameters(ks);
+  for (const OutputFamilyPlan& planned : plan_.families) {
+    OutputFamily f;
+    f.loop = planned.loop;
+    f.outputs = planned.outputs;
+    f.numel = planned.numel;
+    ks.families.push_back(f);
+  }
+  chooseIndexType();
   if (plan_.strategy == KernelStrategy::Rows) {
-    return generateRows(std::move(ks), plan_.rows, params.str());
+    return generateRows(std::move(ks), plan_.rows, params);
   }
   std::ostringstream loopBody;
   for (size_t f = 0; f < ks.families.size(); ++f) {
@@ -201,7 +219,7 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
       body = widestProvenBody(v, generateFamily);  // chunked loops
       fam.vectorWidth = v;
       fam.slots = fam.numel / v;
-      return generateSplit(std::move(ks), params.str(), body);
+      return generateSplit(std::move(ks), params, body);
     }
     const std::string begin = std::to_string(ks.slots);
     ks.block = plan_.blockThreads;
@@ -224,7 +242,7 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
   loopBody << "    }\n";
   std::ostringstream code;
   code << deviceHelpersFor(fusion_) << "\nextern \"C\" __global__ void " << name
-       << "(" << params.str() << ") {\n"
+       << "(" << params << ") {\n"
        << "  for (" << indexType_ << " slot = blockIdx.x * (" << indexType_
        << ")blockDim.x + threadIdx.x; slot < " << ks.slots
        << "; slot += gridDim.x * (" << indexType_ << ")blockDim.x) {\n"

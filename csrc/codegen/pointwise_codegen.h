@@ -89,6 +89,13 @@ struct PointwiseCodegenOptions {
   // ...with operands of any number of cheap ops, not at most 4
   // (NVFUSER_ENABLE=predicated_loads_unbounded, an experiment).
   bool predicatedLoadsUnbounded = false;
+  // Inside a branch or loop, the loads a value reads unconditionally are
+  // issued before it computes anything (NVFUSER_DISABLE=early_loads: each
+  // where it is first used).
+  bool earlyLoads = true;
+  // ...at a slot's top level too, for all of a family's outputs before the
+  // first (NVFUSER_ENABLE=early_loads_everywhere, an experiment).
+  bool earlyLoadsEverywhere = false;
 };
 
 // Blocks per SM of a row kernel with column sums (each adds one partial

@@ -188,6 +188,11 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
       // Lane-dependent conditions were proven uniform over the vector, so
       // the branch is taken by the vector as a whole.
       Value padValue = operand(e->input(1), idx);
+      if (numel(inTv) == 0) {  // nothing but padding (a slice_backward of
+                               // an empty slice)
+        return emit(out, padValue.lane,
+                    cast(padValue, e->input(1)->dtype(), out));
+      }
       bool lane = padValue.lane;
       for (const Ix& i : idx) {
         lane = lane || i.lane;
@@ -212,6 +217,11 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
       return var;
     }
     case ExprType::Cat: {
+      const Request sole = soleCatPart(exprAs<CatOp>(e), idx);
+      if (sole.v != nullptr) {
+        Value x = valueAt(sole.v, sole.idx);
+        return emit(out, x.lane, cast(x, sole.v->dtype(), out));
+      }
       const int64_t dim = exprAs<CatOp>(e)->dim();
       const size_t n = e->inputs().size();
       bool lane = false;

@@ -3,6 +3,7 @@
 // expr otherwise, and a chain of a few thousand elementwise ops overflowed
 // the stack (DeepChainTest).
 #include <algorithm>
+#include <set>
 
 #include "analysis/op_cost.h"
 #include "analysis/tensor_shape.h"
@@ -98,6 +99,13 @@ PointwiseKernelGenerator::eagerOperands(const Expr* e, const Val* v,
     reads.push_back({e->input(0), remappedIndex(e, v, idx)});
     return reads;
   }
+  if (const auto* c = exprAs<CatOp>(e)) {
+    Request part = soleCatPart(c, idx);
+    if (part.v != nullptr) {
+      reads.push_back(std::move(part));
+    }
+    return reads;
+  }
   if (const auto* g = exprAs<GatherOp>(e)) {
     // The index is read unconditionally, the lookup inside a branch.
     reads.push_back({g->index(), gatherIndexAt(g, idx)});
@@ -114,6 +122,25 @@ PointwiseKernelGenerator::eagerOperands(const Expr* e, const Val* v,
   return reads;
 }
 
+PointwiseKernelGenerator::Request PointwiseKernelGenerator::soleCatPart(
+    const CatOp* c, const Index& idx) const {
+  const int64_t dim = c->dim();
+  Request sole{nullptr, {}};
+  int64_t offset = 0;
+  for (const Val* part : c->inputs()) {
+    const int64_t extent = concreteShape(part->asTensor())[dim];
+    if (extent > 0) {
+      if (sole.v != nullptr) {
+        return {nullptr, {}};
+      }
+      sole = {part,
+              operandIndex(part->asTensor(), catPartIndex(idx, dim, offset))};
+    }
+    offset += extent;
+  }
+  return sole;
+}
+
 bool PointwiseKernelGenerator::isReady(const Val* v, const Index& idx) const {
   if (!v->isTensor() && v->asScalar()->isConst()) {
     return true;
@@ -122,8 +149,38 @@ bool PointwiseKernelGenerator::isReady(const Val* v, const Index& idx) const {
          cached(valueKey(v, idx)) != nullptr;
 }
 
+void PointwiseKernelGenerator::loadEagerInputsFirst(
+    const std::vector<Request>& roots) {
+  const bool atTopLevel = scopes_.size() == 1;
+  if (!options_.earlyLoads || (atTopLevel && !options_.earlyLoadsEverywhere)) {
+    return;
+  }
+  std::set<std::string> seen;
+  std::vector<Request> stack(roots.rbegin(), roots.rend());
+  int64_t loads = 0;
+  while (!stack.empty() && loads < kMaxEarlyLoads) {
+    Request r = std::move(stack.back());
+    stack.pop_back();
+    if (!r.v->isTensor()) {
+      continue;
+    }
+    const std::string key = valueKey(r.v, r.idx);
+    if (!seen.insert(key).second || cached(key) != nullptr) {
+      continue;
+    }
+    if (paramName_.count(r.v)) {  // an input: its load, cached
+      computeAndCache(r.v, r.idx);
+      ++loads;
+    } else if (r.v->definition() != nullptr) {
+      std::vector<Request> reads = eagerOperands(r.v->definition(), r.v, r.idx);
+      stack.insert(stack.end(), reads.rbegin(), reads.rend());
+    }
+  }
+}
+
 void PointwiseKernelGenerator::computeOperandsFirst(const Val* v,
                                                     const Index& idx) {
+  loadEagerInputsFirst({{v, idx}});
   struct Frame {
     Request at;
     std::vector<Request> reads;

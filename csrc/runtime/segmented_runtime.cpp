@@ -77,6 +77,8 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
   PointwiseCodegenOptions codegen;
   codegen.forceInt64Index = options.enabled("int64_index");
   codegen.predicatedLoads = !options.disabled("predicated_loads");
+  codegen.earlyLoads = !options.disabled("early_loads");
+  codegen.earlyLoadsEverywhere = options.enabled("early_loads_everywhere");
   codegen.predicatedLoadsEverywhere =
       options.enabled("predicated_loads_everywhere");
   codegen.predicatedLoadsUnbounded =
