@@ -13,6 +13,25 @@ std::string ReshapeClassification::describe() const {
   return s;
 }
 
+namespace {
+// Greedy: whether every dim of `whole` is exactly the product of a run of
+// consecutive dims of `parts`, using all of them.
+bool eachIsAProductOfARun(const std::vector<int64_t>& whole,
+                          const std::vector<int64_t>& parts) {
+  size_t i = 0;
+  for (int64_t target : whole) {
+    int64_t prod = 1;
+    while (i < parts.size() && prod < target) {
+      prod *= parts[i++];
+    }
+    if (prod != target) {
+      return false;
+    }
+  }
+  return i == parts.size();
+}
+}  // namespace
+
 ReshapeClassification classifyReshape(const ReshapeOp* op) {
   ReshapeClassification c;
   const TensorView* in = op->input(0)->asTensor();
@@ -22,23 +41,11 @@ ReshapeClassification classifyReshape(const ReshapeOp* op) {
       c.concretizesExpandedDim = true;
     }
   }
-  std::vector<int64_t> src = shapeWithoutOnes(in);
-  std::vector<int64_t> dst = shapeWithoutOnes(op->out());
-  // Greedy: each output dim must be exactly a product of a run of input dims.
-  size_t i = 0;
-  for (int64_t target : dst) {
-    int64_t prod = 1;
-    while (i < src.size() && prod < target) {
-      prod *= src[i++];
-    }
-    if (prod != target) {
-      c.kind = ReshapeKind::Split;
-      return c;
-    }
-  }
-  if (i != src.size()) {
-    c.kind = ReshapeKind::Split;
-  }
+  const std::vector<int64_t> src = shapeWithoutOnes(in);
+  const std::vector<int64_t> dst = shapeWithoutOnes(op->out());
+  c.kind = eachIsAProductOfARun(dst, src) ? ReshapeKind::MergeOnly
+                                          : ReshapeKind::Split;
+  c.splitsOnly = eachIsAProductOfARun(src, dst);
   return c;
 }
 

@@ -17,6 +17,10 @@ struct ReshapeClassification {
   // An expanded broadcast dim of size > 1 is turned into a real dimension
   // (the reshape output has no expanded dims).
   bool concretizesExpandedDim = false;
+  // Every input dim is a product of a run of output dims (size-1 dims
+  // aside): a view whatever the input's strides (a slice of qkv split into
+  // heads).
+  bool splitsOnly = false;
   std::string describe() const;
 };
 

@@ -192,13 +192,23 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
   KernelSource ks;
   ks.name = name;
   const std::string params = declareParameters(ks);
+  std::vector<int> covered(fusion_.outputs().size(), 0);
   for (const OutputFamilyPlan& planned : plan_.families) {
+    const int64_t inner = planned.loop.empty() ? 1 : planned.loop.back();
+    NVF_ASSERT(inner % planned.maxVectorWidth == 0, "the plan's ",
+               planned.maxVectorWidth, " lanes do not divide ", inner);
+    for (size_t o : planned.outputs) {
+      ++covered.at(o);
+    }
     OutputFamily f;
     f.loop = planned.loop;
     f.outputs = planned.outputs;
     f.numel = planned.numel;
     ks.families.push_back(f);
   }
+  NVF_ASSERT(
+      std::all_of(covered.begin(), covered.end(), [](int n) { return n == 1; }),
+      "the plan's families do not cover each output once");
   chooseIndexType();
   if (plan_.strategy == KernelStrategy::Rows) {
     return generateRows(std::move(ks), plan_.rows, params);

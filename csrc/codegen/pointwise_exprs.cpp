@@ -157,105 +157,10 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
                       cc + " * (" + cb + " - " + ca + ") : " + cb + " - (" +
                       cb + " - " + ca + ") * (" + one + " - " + cc + "))");
     }
-    case ExprType::Pad: {
-      const auto& widths = exprAs<PadOp>(e)->widths();
-      const TensorView* inTv = e->input(0)->asTensor();
-      std::vector<int64_t> inShape = concreteShape(inTv);
-      std::string cond;
-      Index in;
-      for (size_t d = 0; d < widths.size(); ++d) {
-        int64_t before = widths[d].first;
-        if (widths[d].first == 0 && widths[d].second == 0) {
-          in.push_back(idx[d]);
-          continue;
-        }
-        if (idx[d].lane) {
-          requireAligned(before, "a pad boundary");
-          requireAligned(before + inShape[d], "a pad boundary");
-        }
-        const std::string& i = idx[d].e;
-        in.push_back(
-            Ix{before ? "(" + i + " - " + std::to_string(before) + ")" : i,
-               idx[d].lane});
-        cond += (cond.empty() ? "" : " && ") + std::string("(") + i +
-                " >= " + std::to_string(before) + " && " + i + " < " +
-                std::to_string(before + inShape[d]) + ")";
-      }
-      if (cond.empty()) {  // zero widths everywhere: a plain copy
-        Value x = valueAt(inTv, operandIndex(inTv, in));
-        return emit(out, x.lane, cast(x, inTv->dtype(), out));
-      }
-      // Lane-dependent conditions were proven uniform over the vector, so
-      // the branch is taken by the vector as a whole.
-      Value padValue = operand(e->input(1), idx);
-      if (numel(inTv) == 0) {  // nothing but padding (a slice_backward of
-                               // an empty slice)
-        return emit(out, padValue.lane,
-                    cast(padValue, e->input(1)->dtype(), out));
-      }
-      bool lane = padValue.lane;
-      for (const Ix& i : idx) {
-        lane = lane || i.lane;
-      }
-      if (computedWithoutBranch(inTv)) {
-        Value x = predicatedValue(inTv, operandIndex(inTv, in), cond);
-        return emit(out, lane || x.lane,
-                    "(" + cond + ") ? " + cast(x, inTv->dtype(), out) + " : " +
-                        cast(padValue, e->input(1)->dtype(), out));
-      }
-      Value var = declare(out, lane);
-      line("if (" + cond + ") {");
-      indent_ += 2;
-      Value x = branchValue(inTv, operandIndex(inTv, in));
-      assign(var, cast(x, inTv->dtype(), out));
-      indent_ -= 2;
-      line("} else {");
-      indent_ += 2;
-      assign(var, cast(padValue, e->input(1)->dtype(), out));
-      indent_ -= 2;
-      line("}");
-      return var;
-    }
-    case ExprType::Cat: {
-      const Request sole = soleCatPart(exprAs<CatOp>(e), idx);
-      if (sole.v != nullptr) {
-        Value x = valueAt(sole.v, sole.idx);
-        return emit(out, x.lane, cast(x, sole.v->dtype(), out));
-      }
-      const int64_t dim = exprAs<CatOp>(e)->dim();
-      const size_t n = e->inputs().size();
-      bool lane = false;
-      for (const Ix& i : idx) {
-        lane = lane || i.lane;
-      }
-      bool predicated = true;
-      for (const Val* part : e->inputs()) {
-        predicated = predicated && computedWithoutBranch(part);
-      }
-      if (predicated) {
-        return catWithoutBranches(exprAs<CatOp>(e), out, idx, lane);
-      }
-      Value var = declare(out, lane);
-      int64_t offset = 0;
-      for (size_t k = 0; k < n; ++k) {
-        const TensorView* part = e->input(k)->asTensor();
-        int64_t extent = concreteShape(part)[dim];
-        Index in = catPartIndex(idx, dim, offset);
-        if (k + 1 == n) {
-          line(k == 0 ? "{" : "} else {");
-        } else {
-          line(std::string(k == 0 ? "if" : "} else if") + " (" + idx[dim].e +
-               " < " + std::to_string(offset + extent) + ") {");
-        }
-        indent_ += 2;
-        Value x = branchValue(part, operandIndex(part, in));
-        assign(var, cast(x, part->dtype(), out));
-        indent_ -= 2;
-        offset += extent;
-      }
-      line("}");
-      return var;
-    }
+    case ExprType::Pad:
+      return padded(exprAs<PadOp>(e), out, idx);
+    case ExprType::Cat:
+      return concatenated(exprAs<CatOp>(e), out, idx);
     case ExprType::Full: {
       Value x = operand(e->input(0), idx);
       return emit(out, x.lane, cast(x, e->input(0)->dtype(), out));
@@ -281,6 +186,108 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
       NVF_THROW(NotImplemented, "pointwise codegen cannot generate ",
                 exprRef(e));
   }
+}
+
+Value PointwiseKernelGenerator::padded(const PadOp* p, DataType out,
+                                       const Index& idx) {
+  const auto& widths = p->widths();
+  const TensorView* inTv = p->input(0)->asTensor();
+  if (numel(inTv) == 0) {  // nothing but padding (a slice_backward of an
+                           // empty slice), at any boundary
+    Value padValue = operand(p->input(1), idx);
+    return emit(out, padValue.lane, cast(padValue, p->input(1)->dtype(), out));
+  }
+  std::vector<int64_t> inShape = concreteShape(inTv);
+  std::string cond;
+  Index in;
+  for (size_t d = 0; d < widths.size(); ++d) {
+    int64_t before = widths[d].first;
+    if (widths[d].first == 0 && widths[d].second == 0) {
+      in.push_back(idx[d]);
+      continue;
+    }
+    if (idx[d].lane) {
+      requireAligned(before, "a pad boundary");
+      requireAligned(before + inShape[d], "a pad boundary");
+    }
+    const std::string& i = idx[d].e;
+    in.push_back(Ix{before ? "(" + i + " - " + std::to_string(before) + ")" : i,
+                    idx[d].lane});
+    cond += (cond.empty() ? "" : " && ") + std::string("(") + i +
+            " >= " + std::to_string(before) + " && " + i + " < " +
+            std::to_string(before + inShape[d]) + ")";
+  }
+  if (cond.empty()) {  // zero widths everywhere: a plain copy
+    Value x = valueAt(inTv, operandIndex(inTv, in));
+    return emit(out, x.lane, cast(x, inTv->dtype(), out));
+  }
+  // Lane-dependent conditions were proven uniform over the vector, so
+  // the branch is taken by the vector as a whole.
+  Value padValue = operand(p->input(1), idx);
+  bool lane = padValue.lane;
+  for (const Ix& i : idx) {
+    lane = lane || i.lane;
+  }
+  if (computedWithoutBranch(inTv)) {
+    Value x = predicatedValue(inTv, operandIndex(inTv, in), cond);
+    return emit(out, lane || x.lane,
+                "(" + cond + ") ? " + cast(x, inTv->dtype(), out) + " : " +
+                    cast(padValue, p->input(1)->dtype(), out));
+  }
+  Value var = declare(out, lane);
+  line("if (" + cond + ") {");
+  indent_ += 2;
+  Value x = branchValue(inTv, operandIndex(inTv, in));
+  assign(var, cast(x, inTv->dtype(), out));
+  indent_ -= 2;
+  line("} else {");
+  indent_ += 2;
+  assign(var, cast(padValue, p->input(1)->dtype(), out));
+  indent_ -= 2;
+  line("}");
+  return var;
+}
+
+Value PointwiseKernelGenerator::concatenated(const CatOp* c, DataType out,
+                                             const Index& idx) {
+  const Request sole = soleCatPart(c, idx);
+  if (sole.v != nullptr) {
+    Value x = valueAt(sole.v, sole.idx);
+    return emit(out, x.lane, cast(x, sole.v->dtype(), out));
+  }
+  const int64_t dim = c->dim();
+  const size_t n = c->inputs().size();
+  bool lane = false;
+  for (const Ix& i : idx) {
+    lane = lane || i.lane;
+  }
+  bool predicated = true;
+  for (const Val* part : c->inputs()) {
+    predicated = predicated && computedWithoutBranch(part);
+  }
+  if (predicated) {
+    return catWithoutBranches(c, out, idx, lane);
+  }
+  Value var = declare(out, lane);
+  int64_t offset = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const TensorView* part = c->input(k)->asTensor();
+    int64_t extent = concreteShape(part)[dim];
+    Index in = catPartIndex(idx, dim, offset);
+    if (k + 1 == n) {
+      line(k == 0 ? "{" : "} else {");
+    } else {
+      line(std::string(k == 0 ? "if" : "} else if") + " (" + idx[dim].e +
+           " < " + std::to_string(offset + extent) + ") {");
+    }
+    indent_ += 2;
+    Value x = branchValue(part, operandIndex(part, in));
+    assign(var, cast(x, part->dtype(), out));
+    indent_ -= 2;
+    offset += extent;
+  }
+  line("}");
+  return var;
 }
 
 // Element idx of a random op is a function of its row-major linear index in

@@ -133,6 +133,12 @@ class PointwiseKernelGenerator {
   // compute() of v's definition, cached in the current scope.
   Value computeAndCache(const Val* v, const Index& idx);
   Value compute(const Expr* e, const Val* v, const Index& idx);
+  // A pad's value at idx: the input inside a branch on its range (or
+  // predicated), the pad value outside.
+  Value padded(const PadOp* p, DataType out, const Index& idx);
+  // A cat's value at idx: one branch per part, a sole non-empty part
+  // moved, or predicated parts without branches.
+  Value concatenated(const CatOp* c, DataType out, const Index& idx);
   // In a row kernel a reduced value has one key per row: the row plan
   // admits only uses that stay in the row (keepsRows), so however a
   // reshape spelled its index, it is this row's value (looked up under

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "analysis/tensor_shape.h"
-#include "scheduler/kernel_plan.h"
+#include "scheduler/scheduler.h"
 
 namespace nvfuser {
 
@@ -33,6 +33,15 @@ InputBytes inputBytes(const Fusion& segment) {
   return b;
 }
 }  // namespace
+
+bool reduces(const Fusion& fusion) {
+  for (const Expr* e : fusion.exprs()) {
+    if (isReductionLike(e)) {
+      return true;
+    }
+  }
+  return false;
+}
 
 bool passedByValue(const Val* input) {
   return !input->isTensor() || input->asTensor()->isCpuScalar();

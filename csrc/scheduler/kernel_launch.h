@@ -1,11 +1,11 @@
 // How a planned kernel covers its work on the GPU: its output families and
-// their widest vectors, threads per block, the split of a lone sum over
-// threads and blocks, persistent or looping rows, and unroll depth. The
-// scheduler layer decides all of it (kernel_plan.h carries it). The
-// generator may only narrow a vector where the input layout it is
-// specialized to cannot keep the lanes contiguous; the numbers that depend
-// on the width (rows per thread, split factor) are these rules evaluated at
-// the width it proved.
+// their widest vectors, the split of a lone sum over threads and blocks,
+// persistent or looping rows, and unroll depth. The plan (kernel_plan.h)
+// holds the families, widths and split; the numbers that depend on the
+// vector width the generator ends up with (it may only narrow a vector
+// where the input layout it is specialized to cannot keep the lanes
+// contiguous) are the rules here, evaluated by the generator at that
+// width: the split factor, a row kernel's launch, the unroll depth.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,9 @@ namespace nvfuser {
 struct DeviceTraits {
   int64_t smCount = 132;
 };
+
+// Whether some expr of the fusion reduces (isReductionLike).
+bool reduces(const Fusion& fusion);
 
 // Whether a kernel takes this fusion input by value: scalars, and 0-dim CPU
 // tensors (torch.compile's constants), whose value is copied into the

@@ -21,15 +21,6 @@ const char* toString(KernelStrategy s) {
   return "?";
 }
 
-bool reduces(const Fusion& fusion) {
-  for (const Expr* e : fusion.exprs()) {
-    if (isReductionLike(e)) {
-      return true;
-    }
-  }
-  return false;
-}
-
 SchedulerType kernelSchedulerFor(const Fusion& fusion) {
   return reduces(fusion) ? SchedulerType::Reduction : SchedulerType::PointWise;
 }

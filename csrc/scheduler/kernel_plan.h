@@ -1,7 +1,7 @@
 // What a scheduler that accepted a segment hands the kernel generator: the
 // strategy, the row layout, output families and vector widths, threads per
-// block, launch shape, a lone sum's split and the slot order
-// (kernel_launch.h has the rules). planKernel is the scheduler layer's
+// block, launch shape, a lone sum's split and the slot order (the rules
+// that depend on the width the generator proves are in kernel_launch.h). planKernel is the scheduler layer's
 // answer for the extracted segment (the same rules canSchedule applied to
 // the segment's view); the generator builds exactly this plan, narrowing a
 // vector only where the layout it is specialized to cannot keep the lanes
@@ -80,9 +80,6 @@ struct KernelPlanOptions {
 // reduction, an inner_persistent one without row reductions).
 Decision planKernel(SchedulerType type, const Fusion& segment, KernelPlan* plan,
                     const KernelPlanOptions& options = {});
-
-// Whether some expr of the fusion reduces (isReductionLike).
-bool reduces(const Fusion& fusion);
 
 // The scheduler whose plan a whole fusion gets when no segmenter chose one
 // (tests and tools that generate a kernel for a fusion directly):

@@ -40,23 +40,6 @@ bool isDenseRowMajor(const TensorView* tv, const SegmentView& view) {
   }
 }
 
-// Whether a reshape only adds or removes size-1 dims: a view whatever the
-// input's strides (LitGPT's v: qkv viewed, permuted, sliced, then the
-// sliced size-1 dim reshaped away).
-bool changesUnitDimsOnly(const ReshapeOp* op) {
-  auto nonUnit = [](const TensorView* tv) {
-    std::vector<int64_t> dims;
-    for (int64_t s : concreteShape(tv)) {
-      if (s != 1) {
-        dims.push_back(s);
-      }
-    }
-    return dims;
-  };
-  return nonUnit(op->input(0)->asTensor()) ==
-         nonUnit(op->output(0)->asTensor());
-}
-
 Decision isViewOp(const Expr* e, const SegmentView& view) {
   switch (e->type()) {
     case ExprType::Broadcast:
@@ -71,8 +54,10 @@ Decision isViewOp(const Expr* e, const SegmentView& view) {
         return Decision::no(exprRef(e) +
                             " materializes an expanded dim (not a view)");
       }
-      if (!changesUnitDimsOnly(exprAs<ReshapeOp>(e)) &&
-          !isDenseRowMajor(e->input(0)->asTensor(), view)) {
+      // Splits (and size-1 dims added or removed) are views on any strides:
+      // LitGPT's v (its sliced size-1 dim reshaped away), an HF fused
+      // qkv's slice split into heads.
+      if (!c.splitsOnly && !isDenseRowMajor(e->input(0)->asTensor(), view)) {
         return Decision::no(exprRef(e) +
                             " reshapes a permuted or sliced tensor (a copy, "
                             "not a view)");

@@ -57,6 +57,22 @@ TEST(SchedulerTest, AReshapeOfUnitDimsIsAViewWhateverTheStrides) {
             std::string::npos);
 }
 
+TEST(SchedulerTest, SplittingASlicedDimIsAViewMergingIsNot) {
+  // An HF fused qkv [2, 4, 3 * 8]: its v slice split into heads [2, 4, 2,
+  // 4] is a view; merging the slice's dims [2, 4, 8] to [8, 8] is a copy.
+  SchedulerRegistry r;
+  Fusion f;
+  TensorView* qkv = defineTensor(f, {2, 4, 24}, DataType::Float);
+  TensorView* v = slice(qkv, {0, 0, 16}, {2, 4, 24}, {});
+  f.addOutput(permute(reshape(v, {2, 4, 2, 4}), {0, 2, 1, 3}));
+  EXPECT_EQ(r.proposeScheduler(wholeView(f)), SchedulerType::NoOp);
+
+  Fusion g;
+  TensorView* qkv2 = defineTensor(g, {2, 4, 24}, DataType::Float);
+  g.addOutput(reshape(slice(qkv2, {0, 0, 16}, {2, 4, 24}, {}), {8, 8}));
+  EXPECT_NE(r.proposeScheduler(wholeView(g)), SchedulerType::NoOp);
+}
+
 TEST(SchedulerTest, ASliceOfAnInputIsNotCopiedByAKernel) {
   // x[:, 4:] next to x[:, :4] squared: the kernel would copy the slice; a
   // no_op segment returns it as a view.

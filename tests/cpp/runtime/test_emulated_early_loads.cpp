@@ -117,15 +117,43 @@ TEST(EarlyLoadsTest, ACatWithEmptyPartsIsItsOnePartWithoutABranch) {
   expectMatchesAten(f, randoms(1, {4, 16}));
 }
 
-TEST(EarlyLoadsTest, APadOfNothingIsItsPadValueWithoutABranch) {
-  // pad(x[:, 16:], [16, 0]) + x: the pad is all zeros.
+TEST(EarlyLoadsTest, TheOnePartMayComeAfterEmptyOnes) {
+  // cat([x[:, :0], y, x[:, 16:]], 1): the part starts at offset 0 anyway.
   Fusion f;
   TensorView* x = defineTensor(f, {4, 16}, DataType::Float);
-  TensorView* empty = slice(x, {0, 16}, {4, 16}, {});
-  f.addOutput(binaryOp(BinaryOpType::Add, pad(empty, {16, 0}, nullptr), x));
+  TensorView* y = unaryOp(UnaryOpType::Exp, x)->asTensor();
+  f.addOutput(cat(
+      {slice(x, {0, 0}, {4, 0}, {}), y, slice(x, {0, 16}, {4, 16}, {})}, 1));
+  EXPECT_EQ(kernelCode(f, {}).find("if ("), std::string::npos);
+  expectMatchesAten(f, randoms(1, {4, 16}));
+}
+
+namespace {
+// pad(x[:, at:at], widths) + x over x [4, 16]: the pad is all zeros.
+void padOfNothingPlusX(Fusion& f, int64_t at,
+                       const std::vector<int64_t>& widths) {
+  TensorView* x = defineTensor(f, {4, 16}, DataType::Float);
+  TensorView* empty = slice(x, {0, at}, {4, at}, {});
+  f.addOutput(binaryOp(BinaryOpType::Add, pad(empty, widths, nullptr), x));
+}
+}  // namespace
+
+TEST(EarlyLoadsTest, APadOfNothingIsItsPadValueWithoutABranch) {
+  Fusion f;
+  padOfNothingPlusX(f, 16, {16, 0});
   const std::string code = kernelCode(f, {});
   EXPECT_EQ(code.find("if ("), std::string::npos) << code;
   expectMatchesAten(f, randoms(1, {4, 16}));
+  // At 3 the boundary splits a vector, but there is nothing to read on
+  // either side of it: the lanes stay 4.
+  Fusion unaligned;
+  padOfNothingPlusX(unaligned, 3, {3, 13});
+  KernelPlan plan;
+  ASSERT_TRUE(planKernel(SchedulerType::PointWise, unaligned, &plan));
+  EXPECT_EQ(
+      generatePointwiseKernel(unaligned, plan, "k", {}).families[0].vectorWidth,
+      4);
+  expectMatchesAten(unaligned, randoms(1, {4, 16}));
 }
 
 }  // namespace nvfuser
