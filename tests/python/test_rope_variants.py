@@ -183,7 +183,9 @@ def test_in_graph_cos_sin_tables_are_written_once(name):
         groups = fd.last_segmentation()["groups"]
         fused_outs = fd.execute(
             ins, _disable_options=["broadcast_materialization"])
-        fused = fd.last_segmentation()["groups"]
+        # One kernel (phi-3.5's v, a view of the fused qkv, is a no_op).
+        fused = [g for g in fd.last_segmentation()["groups"]
+                 if g["scheduler"] != "no_op"]
         assert len(fused) == 1
         # One group computes the tables, and only they leave it; the RoPE
         # (q and k in one kernel) reads them.
