@@ -52,9 +52,7 @@ std::vector<TensorLayout> predictedLayouts(
   }
   return layouts;
 }
-}  // namespace
 
-namespace {
 // The GPU the arguments are on (its SM count sizes split sums), else the
 // plan's default.
 DeviceTraits deviceTraits(const std::vector<RuntimeArg>& args) {

@@ -124,6 +124,8 @@ Decision generatedKernelFits(const std::vector<const Expr*>& exprs,
 }
 
 namespace {
+// Ops whose output can be a view of their input (a no_op segment decides
+// whether it is).
 bool isViewExpr(const Expr* e) {
   switch (e->type()) {
     case ExprType::Reshape:
@@ -131,6 +133,7 @@ bool isViewExpr(const Expr* e) {
     case ExprType::Squeeze:
     case ExprType::Expand:
     case ExprType::Permute:
+    case ExprType::Slice:
       return true;
     default:
       return false;
@@ -157,8 +160,7 @@ bool isOutput(const SegmentView& view, const TensorView* tv) {
 Decision viewOutputsStayViews(const SegmentView& view) {
   for (const TensorView* o : view.outputs()) {
     const Expr* def = o->definition();
-    if (def == nullptr || !view.contains(def) ||
-        !(isViewExpr(def) || def->type() == ExprType::Slice)) {
+    if (def == nullptr || !view.contains(def) || !isViewExpr(def)) {
       continue;
     }
     // A transpose the kernel writes next to the value itself is a second,
@@ -179,8 +181,7 @@ Decision viewOutputsStayViews(const SegmentView& view) {
     std::vector<const Expr*> chain;
     const TensorView* v = o;
     while (v->definition() != nullptr && view.contains(v->definition()) &&
-           (isViewExpr(v->definition()) ||
-            v->definition()->type() == ExprType::Slice)) {
+           isViewExpr(v->definition())) {
       chain.push_back(v->definition());
       v = v->definition()->input(0)->asTensor();
     }
