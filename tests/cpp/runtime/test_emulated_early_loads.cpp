@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codegen/pointwise_codegen.h"
+#include "compiler/nvrtc_compiler.h"
 #include "emulated_run.h"
 #include "ops/arith.h"
 #include "ops/shape_ops.h"
@@ -41,13 +42,15 @@ void qkGradient(Fusion& f) {
   f.addOutput(cat({ropeGradient(q, c, s), ropeGradient(k, c, s)}, 1));
 }
 
-// The kernel function, without the device helpers before it.
+// The kernel function, without the device helpers before it; NVRTC
+// compiles the whole translation unit first (the emulator's host compiler
+// is not the GPU's).
 std::string kernelCode(Fusion& f, const PointwiseCodegenOptions& options) {
   KernelPlan plan;
   EXPECT_TRUE(planKernel(SchedulerType::PointWise, f, &plan));
-  const std::string code =
-      generatePointwiseKernel(f, plan, "k", {}, options).code;
-  return code.substr(code.find("extern \"C\""));
+  const KernelSource ks = generatePointwiseKernel(f, plan, "k", {}, options);
+  EXPECT_GT(compileWithNvrtc(ks.code, ks.name, "sm_90").cubin.size(), 0u);
+  return ks.code.substr(ks.code.find("extern \"C\""));
 }
 
 std::vector<at::Tensor> randoms(size_t n, at::IntArrayRef shape) {
@@ -150,9 +153,9 @@ TEST(EarlyLoadsTest, APadOfNothingIsItsPadValueWithoutABranch) {
   padOfNothingPlusX(unaligned, 3, {3, 13});
   KernelPlan plan;
   ASSERT_TRUE(planKernel(SchedulerType::PointWise, unaligned, &plan));
-  EXPECT_EQ(
-      generatePointwiseKernel(unaligned, plan, "k", {}).families[0].vectorWidth,
-      4);
+  const KernelSource ks = generatePointwiseKernel(unaligned, plan, "k", {});
+  EXPECT_EQ(ks.families[0].vectorWidth, 4);
+  EXPECT_GT(compileWithNvrtc(ks.code, ks.name, "sm_90").cubin.size(), 0u);
   expectMatchesAten(unaligned, randoms(1, {4, 16}));
 }
 
