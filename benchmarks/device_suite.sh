@@ -105,7 +105,7 @@ for STEP in tests fx_tests demo pointwise norm fx_backend rope rope_kernels rope
       # the same call): AB_CONFIGS holds --config NAME=VAR=VALUE;... flags
       # (no spaces), AB_MATCH picks the regions.
       # shellcheck disable=SC2086  # AB_CONFIGS is a list of flags
-      step region_ab 300 "$PY" benchmarks/region_ab.py \
+      step region_ab "${AB_LIMIT_S:-300}" "$PY" benchmarks/region_ab.py \
         "$OUT_DIR/rope_kernels.tgz" --match "${AB_MATCH:-_bwd_region}" \
         --config base= ${AB_CONFIGS:-} --json "$OUT_DIR/region_ab.json"
       grep -E "^\|" "$OUT_DIR/region_ab.log" ;;

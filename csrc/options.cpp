@@ -198,6 +198,7 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "broadcast_materialization",  // costly broadcast values stay fused
       "predicated_loads",  // pads and cats in reduction loops keep branches
       "full_grid",         // pointwise grids: one resident wave, threads loop
+      "interleaved_cat_block_order",  // warps, not blocks, on one cat part
       "interleaved_cat_order",  // slots in order though warps straddle parts
       "early_loads",  // loads where first used, after earlier branches
   };

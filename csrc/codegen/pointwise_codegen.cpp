@@ -210,6 +210,7 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
       std::all_of(covered.begin(), covered.end(), [](int n) { return n == 1; }),
       "the plan's families do not cover each output once");
   chooseIndexType();
+  ks.capRegisters = plan_.capRegisters;
   if (plan_.strategy == KernelStrategy::Rows) {
     return generateRows(std::move(ks), plan_.rows, params);
   }
@@ -261,40 +262,31 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
   return ks;
 }
 
-// Runs of R slots share a cat position (R = elements per position / lanes).
-// Groups of K x C x R slots (C positions; K the fewest runs that fill whole
-// warps) are taken position-major: slot r of a group is run k = r / R % K
-// of position c = r / (K R), i.e. memory slot (k C + c) R + r % R. Warps
-// then stay on one cat part; each still writes runs of R whole vectors.
-// Slots past the last whole group keep their order.
+// The plan's slot order (scheduler/interleaved_cat.h: catSlotOrder) at the
+// family's proven width, as a remap of s.
 std::string PointwiseKernelGenerator::interleavedCatOrder(
     const OutputFamily& fam) const {
-  constexpr int64_t kWarp = 32;
   if (!plan_.interleavedCat ||
       std::find(fam.outputs.begin(), fam.outputs.end(),
                 plan_.interleavedCat->output) == fam.outputs.end()) {
     return "";
   }
-  const int64_t v = fam.vectorWidth;
-  const int64_t elements = plan_.interleavedCat->innerElements;
-  if (elements % v != 0 || (elements / v) % kWarp == 0) {
-    return "";
-  }
-  const int64_t r = elements / v;
-  const int64_t k = kWarp / std::gcd(r, kWarp);
-  const int64_t c = plan_.interleavedCat->extent;
-  const int64_t group = k * c * r;
-  const int64_t whole = fam.slots / group * group;
-  if (whole == 0) {
+  std::optional<CatSlotOrder> o = catSlotOrder(
+      *plan_.interleavedCat, fam.slots, fam.vectorWidth, plan_.blockThreads);
+  if (!o) {
     return "";
   }
   auto n = [](int64_t x) { return std::to_string(x); };
-  const std::string open =
-      whole == fam.slots ? "{" : "if (s < " + n(whole) + ") {";
-  return "      " + open + "  // warps on one cat position\n        " +
-         indexType_ + " r = s % " + n(group) + ";\n        s = s - r + ((r / " +
-         n(r) + " % " + n(k) + ") * " + n(c) + " + r / " + n(k * r) + ") * " +
-         n(r) + " + r % " + n(r) + ";\n      }\n";
+  const int64_t r = o->runSlots, k = o->runsPerGroup;
+  const std::string open = o->orderedSlots == fam.slots
+                               ? "{"
+                               : "if (s < " + n(o->orderedSlots) + ") {";
+  const char* unit = o->unitThreads == 32 ? "warps" : "blocks";
+  return "      " + open + "  // " + unit + " on one cat position\n        " +
+         indexType_ + " r = s % " + n(o->groupSlots()) +
+         ";\n        s = s - r + ((r / " + n(r) + " % " + n(k) + ") * " +
+         n(o->positions) + " + r / " + n(k * r) + ") * " + n(r) + " + r % " +
+         n(r) + ";\n      }\n";
 }
 
 KernelSource PointwiseKernelGenerator::generateRows(

@@ -50,6 +50,9 @@ struct KernelSource {
   // One block per row, reducing cooperatively (reductions of the innermost
   // dims: row sums, softmax, norms).
   bool rowReduction = false;
+  // The plan's: compile with a register cap where that holds one more
+  // block per SM without spilling (compiler/occupancy_tuner.h).
+  bool capRegisters = false;
   // Each slot is the work of a whole block (a row, or a tile of a split
   // sum), not of one thread.
   bool blockPerSlot = false;

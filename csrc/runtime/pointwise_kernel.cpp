@@ -112,9 +112,10 @@ CompiledKernel PointwiseKernel::compile(const KernelSource& src,
                                         const Options& options) {
   const bool ptxasVerbose = options.dump("ptxas_verbose");
   const KernelCaches caches = KernelCaches::forOptions(options);
-  // Row kernels: more resident blocks where a register cap costs no spill
-  // (their blocks overlap one row's reductions with other rows' loads).
-  if (src.rowReduction) {
+  // The plan's choice (row kernels: their blocks overlap one row's
+  // reductions with other rows' loads): more resident blocks where a
+  // register cap costs no spill.
+  if (src.capRegisters) {
     return compileForOccupancy(src.code, src.name, arch,
                                static_cast<int>(src.block), ptxasVerbose,
                                caches);

@@ -85,6 +85,8 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
   planOptions.fullGrid = !options.disabled("full_grid");
   planOptions.interleavedCatOrder = !options.disabled("interleaved_cat_order");
   planOptions.vectorize = !options.disabled("vectorization");
+  planOptions.interleavedCatBlockOrder =
+      !options.disabled("interleaved_cat_block_order");
   planOptions.device = deviceTraits(args);
   const Fusion& complete = segmented_->completeFusion();
   std::unordered_map<const Val*, size_t> lastUse;

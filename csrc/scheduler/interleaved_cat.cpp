@@ -1,5 +1,6 @@
 #include "scheduler/interleaved_cat.h"
 
+#include <numeric>
 #include <vector>
 
 #include "analysis/tensor_shape.h"
@@ -122,6 +123,36 @@ std::optional<InterleavedCat> findInterleavedCat(const Fusion& fusion) {
     return InterleavedCat{o, linearInner(*g, shape), g->extent};
   }
   return std::nullopt;
+}
+
+std::optional<CatSlotOrder> catSlotOrder(const InterleavedCat& cat,
+                                         int64_t slots, int64_t lanes,
+                                         int64_t blockThreads) {
+  constexpr int64_t kWarp = 32;
+  if (lanes <= 0 || cat.innerElements % lanes != 0) {
+    return std::nullopt;
+  }
+  auto orderIn = [&](int64_t unit) -> std::optional<CatSlotOrder> {
+    CatSlotOrder o;
+    o.runSlots = cat.innerElements / lanes;
+    if (o.runSlots % unit == 0) {
+      return std::nullopt;
+    }
+    o.runsPerGroup = unit / std::gcd(o.runSlots, unit);
+    o.positions = cat.extent;
+    o.unitThreads = unit;
+    o.orderedSlots = slots / o.groupSlots() * o.groupSlots();
+    if (o.orderedSlots == 0) {
+      return std::nullopt;
+    }
+    return o;
+  };
+  if (cat.blockUniform && blockThreads > kWarp) {
+    if (std::optional<CatSlotOrder> o = orderIn(blockThreads)) {
+      return o;
+    }
+  }
+  return orderIn(kWarp);
 }
 
 }  // namespace nvfuser

@@ -41,12 +41,14 @@ void planSlots(const Fusion& segment, const KernelPlanOptions& options,
                      dataTypeSize(segment.outputs()[cat->output]->dtype()) >=
                  kMinInterleavedRunBytes) {
     plan->interleavedCat = cat;
+    plan->interleavedCat->blockUniform = options.interleavedCatBlockOrder;
   }
 }
 
 void planRows(const Fusion& segment, const KernelPlanOptions& options,
               KernelPlan* plan) {
   plan->strategy = KernelStrategy::Rows;
+  plan->capRegisters = true;
   plan->rowVectorWidth = rowVectorWidth(segment, plan->rows, options.vectorize);
 }
 }  // namespace

@@ -1,11 +1,11 @@
 // What a scheduler that accepted a segment hands the kernel generator: the
 // strategy, the row layout, output families and vector widths, threads per
 // block, launch shape, a lone sum's split and the slot order (the rules
-// that depend on the width the generator proves are in kernel_launch.h). planKernel is the scheduler layer's
-// answer for the extracted segment (the same rules canSchedule applied to
-// the segment's view); the generator builds exactly this plan, narrowing a
-// vector only where the layout it is specialized to cannot keep the lanes
-// contiguous.
+// that depend on the width the generator proves are in kernel_launch.h).
+// planKernel is the scheduler layer's answer for the extracted segment (the
+// same rules canSchedule applied to the segment's view); the generator builds
+// exactly this plan, narrowing a vector only where the layout it is specialized
+// to cannot keep the lanes contiguous.
 #pragma once
 
 #include <optional>
@@ -56,9 +56,11 @@ struct KernelPlan {
   // Pointwise and SerialReduction: an output whose cat positions
   // interleave in memory in runs of at least kMinInterleavedRunBytes; where
   // a run is not a whole number of warps' slots, the generator orders slots
-  // so that every warp stays on one position (no divergence between the
-  // parts' branches).
+  // so that every warp, or block, stays on one position (catSlotOrder).
   std::optional<InterleavedCat> interleavedCat;
+  // Compiled with a register cap where that holds one more block per SM
+  // and spills nothing (compiler/occupancy_tuner.h): row kernels always.
+  bool capRegisters = false;
 };
 
 // Runs shorter than a memory sector keep the order (kernel_plan.cpp).
@@ -69,6 +71,9 @@ constexpr int64_t kMinInterleavedRunBytes = 32;
 struct KernelPlanOptions {
   bool fullGrid = true;
   bool interleavedCatOrder = true;
+  // Whole blocks on one cat position where they fit, not only warps
+  // (NVFUSER_DISABLE=interleaved_cat_block_order: warps).
+  bool interleavedCatBlockOrder = true;
   bool vectorize = true;  // NVFUSER_DISABLE=vectorization: one lane
   DeviceTraits device;
 };

@@ -220,16 +220,17 @@ def test_dump_summary_flags_a_compile_that_fell_back_to_eager():
 def test_qkv_gradient_kernels_keep_warps_on_one_cat_part(name, monkeypatch):
     """The LitGPT backwards write dq, dk and dv into one qkv gradient whose
     cat position changes every head-size elements: the kernel takes slots
-    so that warps stay on one part (scheduler/interleaved_cat.h; on an
-    H200, Llama-2's 175 -> 127 us), unless switched off."""
+    so that warps (blocks, where a group of them fits) stay on one part
+    (scheduler/interleaved_cat.h; on an H200, Llama-2's 175 -> 127 us),
+    unless switched off."""
     cfg = rv.small(name, 16)
     fd = build(rv.define_backward, cfg)
     ins = rv.backward_inputs(cfg, F32)
     code = "\n".join(fd.cuda_code_for(ins))
-    assert "warps on one cat position" in code
+    assert "on one cat position" in code
     monkeypatch.setenv("NVFUSER_DISABLE", "interleaved_cat_order")
     code = "\n".join(fd.cuda_code_for(ins))
-    assert "warps on one cat position" not in code
+    assert "on one cat position" not in code
 
 
 def test_hf_fused_v_is_returned_as_a_view_of_qkv():

@@ -106,7 +106,7 @@ FuzzOutcome runFuzzCase(uint64_t seed, int maxOps, bool compileKernels,
       SegmentedRuntime runtime(std::move(sf), args, options);
       for (const auto& kernel : runtime.kernels()) {
         if (kernel && *disable == '\0' &&
-            kernel->source().code.find("warps on one cat position") !=
+            kernel->source().code.find("on one cat position") !=
                 std::string::npos) {
           ++out.interleavedCatKernels;
         }

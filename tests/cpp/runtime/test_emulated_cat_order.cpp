@@ -2,9 +2,10 @@
 // dq, dk and dv into one qkv gradient [B, T, H * 3 * D], so along memory
 // the cat position changes every D elements, and a warp of 8-lane threads
 // covering 256 elements ran two or three parts' branches in turn. The plan
-// names the cat; the generator reorders slots so warps stay on one part.
-// Checked here: the analysis, the reordered kernel's numerics on the
-// emulator (whole groups and a tail), and the switch.
+// names the cat; the generator reorders slots so blocks (or, where no group
+// of blocks fits, warps) stay on one part. Checked here: the analysis, the
+// order's rule, the reordered kernel's numerics on the emulator (whole
+// groups and a tail), and the switches.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -21,7 +22,9 @@
 namespace nvfuser {
 
 namespace {
-constexpr const char* kReordered = "warps on one cat position";
+constexpr const char* kReordered = "on one cat position";
+constexpr const char* kBlocks = "blocks on one cat position";
+constexpr const char* kWarps = "warps on one cat position";
 
 // out [B, T, H * 3 * D] = permute(cat([dq', dk', 0], dim 2)) of
 // dq, dk [B, H, T, D], as torch.compile hands LitGPT's backward.
@@ -89,8 +92,46 @@ TEST(InterleavedCatTest, WholeGroupsReorderedKernelMatchesAten) {
   const int64_t B = 2, H = 8, T = 4, D = 16;
   Fusion f;
   qkvGradient(f, B, H, T, D);
-  EXPECT_NE(kernelCode(f).find(kReordered), std::string::npos);
+  EXPECT_NE(kernelCode(f).find(kBlocks), std::string::npos);
   expectMatchesAten(f, {at::randn({B, H, T, D}), at::randn({B, H, T, D})});
+}
+
+TEST(InterleavedCatTest, BlockGroupsWithATailMatchAten) {
+  // Runs of 4 slots, 32 per 128-thread block: groups of 32 x 3 x 4 = 384
+  // slots; B T H = 80 runs per position give 960 slots, 192 past the
+  // second group.
+  const int64_t B = 2, H = 8, T = 5, D = 16;
+  Fusion f;
+  qkvGradient(f, B, H, T, D);
+  const std::string code = kernelCode(f);
+  EXPECT_NE(code.find(kBlocks), std::string::npos);
+  EXPECT_NE(code.find("if (s < 768)"), std::string::npos);
+  expectMatchesAten(f, {at::randn({B, H, T, D}), at::randn({B, H, T, D})});
+}
+
+TEST(InterleavedCatTest, OrderTakesBlocksWhereAGroupOfThemFits) {
+  // LitGPT Llama-3: D = 128 bf16 in 8 lanes (runs of 16 slots), q q q q k v.
+  InterleavedCat cat{0, 128, 6};
+  std::optional<CatSlotOrder> o = catSlotOrder(cat, 6291456, 8, 128);
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->unitThreads, 128);
+  EXPECT_EQ(o->runsPerGroup, 8);
+  EXPECT_EQ(o->groupSlots(), 768);
+  EXPECT_EQ(o->orderedSlots, 6291456);
+  // Fewer slots than a group of blocks: warps (2 runs each).
+  o = catSlotOrder(cat, 700, 8, 128);
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->unitThreads, 32);
+  EXPECT_EQ(o->runsPerGroup, 2);
+  EXPECT_EQ(o->orderedSlots, 576);
+  // Switched to warps; runs of whole blocks need no order; nor lanes that
+  // split a run.
+  cat.blockUniform = false;
+  EXPECT_EQ(catSlotOrder(cat, 6291456, 8, 128)->unitThreads, 32);
+  cat.blockUniform = true;
+  EXPECT_FALSE(catSlotOrder(InterleavedCat{0, 1024, 3}, 4096, 8, 128));
+  EXPECT_FALSE(catSlotOrder(InterleavedCat{0, 12, 3}, 4096, 8, 128));
+  EXPECT_FALSE(catSlotOrder(cat, 100, 8, 128));  // not one group of warps
 }
 
 TEST(InterleavedCatTest, TailSlotsKeepTheirOrderAndMatchAten) {
@@ -100,21 +141,33 @@ TEST(InterleavedCatTest, TailSlotsKeepTheirOrderAndMatchAten) {
   Fusion f;
   qkvGradient(f, B, H, T, D);
   const std::string code = kernelCode(f);
-  EXPECT_NE(code.find(kReordered), std::string::npos);
+  // No group of 128 runs x 3 x 5 slots fits the 630: warps.
+  EXPECT_NE(code.find(kWarps), std::string::npos);
   EXPECT_NE(code.find("if (s < 480)"), std::string::npos);  // 32 x 3 x 5
   expectMatchesAten(f, {at::randn({B, H, T, D}), at::randn({B, H, T, D})});
 }
 
-TEST(InterleavedCatTest, SwitchedOffOrRunsOfWholeWarpsKeepTheOrder) {
+TEST(InterleavedCatTest, SwitchedOffOrRunsOfWholeUnitsKeepTheOrder) {
   Fusion f;
   qkvGradient(f, 2, 4, 8, 16);
   KernelPlanOptions off;
   off.interleavedCatOrder = false;
   EXPECT_EQ(kernelCode(f, off).find(kReordered), std::string::npos);
-  // D = 128 floats: runs of 32 slots, already a warp each.
+  KernelPlanOptions warps;
+  warps.interleavedCatBlockOrder = false;
+  EXPECT_NE(kernelCode(f, warps).find(kWarps), std::string::npos);
+  // D = 128 floats: runs of 32 slots, already a warp each: ordered only
+  // so that blocks stay on one part (4 runs each).
   Fusion wide;
   qkvGradient(wide, 1, 2, 2, 128);
-  EXPECT_EQ(kernelCode(wide).find(kReordered), std::string::npos);
+  EXPECT_NE(kernelCode(wide).find(kBlocks), std::string::npos);
+  EXPECT_EQ(kernelCode(wide, warps).find(kReordered), std::string::npos);
+  expectMatchesAten(wide,
+                    {at::randn({1, 2, 2, 128}), at::randn({1, 2, 2, 128})});
+  // D = 512 floats: runs of a whole block.
+  Fusion wider;
+  qkvGradient(wider, 1, 2, 2, 512);
+  EXPECT_EQ(kernelCode(wider).find(kReordered), std::string::npos);
 }
 
 TEST(InterleavedCatTest, RunsShorterThanASectorKeepTheOrder) {
