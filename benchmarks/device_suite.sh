@@ -7,7 +7,8 @@
 #
 # Steps (default: all, in this order): tests fx_tests demo pointwise norm
 # fx_backend rope rope_kernels rope_ncu region_ab warm model fuzz dist.
-# fuzz: fuzz_fusions --device cuda (FUZZ_COUNT, FUZZ_SEED). dist:
+# fuzz: fuzz_fusions --device cuda (FUZZ_COUNT, FUZZ_SEED). fx_backend:
+# FX_CASES picks cases (e.g. llama_rms_norm,layer_norm). dist:
 # examples/distributed_train.py with
 # 2 ranks (DDP and FSDP2; nvfuser with --check, eager, inductor) over gloo
 # on one GPU (--share-gpu), or NCCL when the machine has two (DIST_ARGS
@@ -68,8 +69,9 @@ for STEP in tests fx_tests demo pointwise norm fx_backend rope rope_kernels rope
       step norm 180 "$PY" benchmarks/norm_bench.py --json "$OUT_DIR/norm.json"
       grep -E "^\|" "$OUT_DIR/norm.log" ;;
     fx_backend)
+      # shellcheck disable=SC2086  # FX_CASES: --cases A,B or nothing
       step fx_backend 300 "$PY" benchmarks/fx_backend_bench.py --kernels \
-        --json "$OUT_DIR/fx_backend.json"
+        ${FX_CASES:+--cases "$FX_CASES"} --json "$OUT_DIR/fx_backend.json"
       grep -E "^\||^  (nvfuser|inductor)" "$OUT_DIR/fx_backend.log" ;;
     rope)
       step rope 500 "$PY" benchmarks/rope/run_suite.py --quick \

@@ -71,8 +71,7 @@ void dumpLaunch(const KernelSource& src, const LaunchParams& lp) {
 }  // namespace
 
 PointwiseKernel::PointwiseKernel(const Fusion& fusion, KernelPlan plan,
-                                 std::string name,
-                                 PointwiseCodegenOptions options,
+                                 std::string name, KernelCodegenOptions options,
                                  const std::vector<TensorLayout>& predicted)
     : fusion_(fusion),
       plan_(std::move(plan)),
@@ -99,7 +98,7 @@ PointwiseKernel::Variant& PointwiseKernel::variantFor(
     return *it->second;
   }
   auto v = std::make_unique<Variant>();
-  v->source = generatePointwiseKernel(
+  v->source = generateKernel(
       fusion_, plan_,
       name_ +
           (variants_.empty() ? "" : "_v" + std::to_string(variants_.size())),

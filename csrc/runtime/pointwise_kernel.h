@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/pointwise_codegen.h"
+#include "codegen/kernel_codegen.h"
 #include "compiler/nvrtc_compiler.h"
 #include "options.h"
 #include "runtime/cuda_driver.h"
@@ -27,7 +27,7 @@ class PointwiseKernel {
   // generator cannot handle is known before the first launch.
   // `plan`: the accepting scheduler's (planKernel), built for every layout.
   PointwiseKernel(const Fusion& fusion, KernelPlan plan, std::string name,
-                  PointwiseCodegenOptions options,
+                  KernelCodegenOptions options,
                   const std::vector<TensorLayout>& predicted);
 
   // Thread-safe: runs on several threads at once share the variants.
@@ -74,7 +74,7 @@ class PointwiseKernel {
   const Fusion& fusion_;
   const KernelPlan plan_;
   std::string name_;
-  PointwiseCodegenOptions options_;
+  KernelCodegenOptions options_;
   std::map<std::string, std::unique_ptr<Variant>> variants_;
   Variant* predicted_ = nullptr;
   Variant* last_ = nullptr;

@@ -72,7 +72,7 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
                                    const std::vector<RuntimeArg>& args,
                                    const Options& options)
     : segmented_(std::move(segmented)) {
-  PointwiseCodegenOptions codegen;
+  KernelCodegenOptions codegen;
   codegen.forceInt64Index = options.enabled("int64_index");
   codegen.predicatedLoads = !options.disabled("predicated_loads");
   codegen.earlyLoads = !options.disabled("early_loads");

@@ -2,7 +2,7 @@
 // through every op's dimension map.
 #include <gtest/gtest.h>
 
-#include "codegen/pointwise_codegen.h"
+#include "codegen/kernel_codegen.h"
 #include "compiler/nvrtc_compiler.h"
 #include "exceptions.h"
 #include "ops/arith.h"
@@ -30,7 +30,7 @@ std::vector<std::string> compileAll(const Fusion& f,
     for (bool vectorize : {true, false}) {
       KernelPlanOptions options;
       options.vectorize = vectorize;
-      KernelSource ks = generatePointwiseKernel(
+      KernelSource ks = generateKernel(
           *seg.fusion, "kernel_g" + std::to_string(g.id), {}, {}, options);
       CompiledKernel k = compileWithNvrtc(ks.code, ks.name, arch);
       EXPECT_GT(k.cubin.size(), 0u);

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/pointwise_codegen.h"
+#include "codegen/kernel_codegen.h"
 #include "compiler/nvrtc_compiler.h"
 #include "ir/python_printer.h"
 #include "ops/arith.h"
@@ -133,8 +133,8 @@ TEST(CompositeOpsTest, SegmentsAndNvrtc) {
       continue;
     }
     ExtractedSegment seg = extractSegment(g);
-    KernelSource ks = generatePointwiseKernel(*seg.fusion, "triu_kernel", {},
-                                              PointwiseCodegenOptions());
+    KernelSource ks =
+        generateKernel(*seg.fusion, "triu_kernel", {}, KernelCodegenOptions());
     for (const char* arch : {"sm_90", "sm_80"}) {
       EXPECT_GT(compileWithNvrtc(ks.code, ks.name, arch).cubin.size(), 0u)
           << ks.code;

@@ -3,7 +3,7 @@
 // overflowed the generator's stack).
 #include <gtest/gtest.h>
 
-#include "codegen/pointwise_codegen.h"
+#include "codegen/kernel_codegen.h"
 #include "ir/python_printer.h"
 #include "ops/arith.h"
 #include "ops/concretize.h"
@@ -60,7 +60,7 @@ TEST(DeepChainTest, PrintsConcretizesSegmentsAndGenerates) {
   ASSERT_EQ(sf->groups().size(), 1u);
   EXPECT_GT(sf->toString().size(), size_t(kChainOps));
   ExtractedSegment seg = extractSegment(sf->groups()[0]);
-  KernelSource ks = generatePointwiseKernel(*seg.fusion, "deep", {}, {});
+  KernelSource ks = generateKernel(*seg.fusion, "deep", {}, {});
   EXPECT_GT(ks.code.size(), size_t(kChainOps));
 }
 

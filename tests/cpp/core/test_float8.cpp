@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/pointwise_codegen.h"
+#include "codegen/kernel_codegen.h"
 #include "compiler/nvrtc_compiler.h"
 #include "ir/python_printer.h"
 #include "ops/arith.h"
@@ -97,8 +97,8 @@ TEST(Float8Test, CastKernelsCompileWithNvrtc) {
         << ::testing::PrintToString(describe(*sf));
     EXPECT_EQ(sf->groups()[0].scheduler, SchedulerType::PointWise);
     ExtractedSegment seg = extractSegment(sf->groups()[0]);
-    KernelSource ks = generatePointwiseKernel(*seg.fusion, "fp8_casts", {},
-                                              PointwiseCodegenOptions());
+    KernelSource ks =
+        generateKernel(*seg.fusion, "fp8_casts", {}, KernelCodegenOptions());
     const std::string name = std::string("nvf_f_to_") + shortName(t) + "(";
     EXPECT_NE(ks.code.find(name), std::string::npos) << name;
     EXPECT_GT(countOf(ks.code, "nvf_vload("), 0u) << ks.code;

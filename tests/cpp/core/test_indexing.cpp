@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/pointwise_codegen.h"
+#include "codegen/kernel_codegen.h"
 #include "compiler/nvrtc_compiler.h"
 #include "exceptions.h"
 #include "ir/python_printer.h"
@@ -248,7 +248,7 @@ TEST(IndexingCodegenTest, GeneratedGathersCompileWithNvrtc) {
     for (bool vectorize : {true, false}) {
       KernelPlanOptions options;
       options.vectorize = vectorize;
-      KernelSource ks = generatePointwiseKernel(
+      KernelSource ks = generateKernel(
           *seg.fusion, "kernel_g" + std::to_string(g.id), {}, {}, options);
       for (const char* arch : {"sm_90", "sm_80"}) {
         EXPECT_GT(compileWithNvrtc(ks.code, ks.name, arch).cubin.size(), 0u)

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "codegen/pointwise_codegen.h"
+#include "codegen/kernel_codegen.h"
 #include "ops/arith.h"
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
@@ -81,9 +81,9 @@ TEST(KernelPlanTest, TheGeneratorBuildsThePlanItIsGiven) {
   columnSum(cols);
   KernelPlan plan;
   ASSERT_TRUE(planKernel(SchedulerType::Reduction, cols, &plan));
-  EXPECT_GT(generatePointwiseKernel(cols, plan, "k", {}).workspaceBytes, 0);
+  EXPECT_GT(generateKernel(cols, plan, "k", {}).workspaceBytes, 0);
   plan.split = SplitSumPlan();
-  EXPECT_EQ(generatePointwiseKernel(cols, plan, "k", {}).workspaceBytes, 0);
+  EXPECT_EQ(generateKernel(cols, plan, "k", {}).workspaceBytes, 0);
 }
 
 TEST(KernelPlanTest, ThreadsTakingSlotsGetAFullGridUnlessSwitchedOff) {
@@ -94,19 +94,19 @@ TEST(KernelPlanTest, ThreadsTakingSlotsGetAFullGridUnlessSwitchedOff) {
   KernelPlan plan;
   ASSERT_TRUE(planKernel(SchedulerType::PointWise, pw, &plan));
   EXPECT_TRUE(plan.fullGrid);
-  EXPECT_TRUE(generatePointwiseKernel(pw, plan, "k", {}).fullGrid);
+  EXPECT_TRUE(generateKernel(pw, plan, "k", {}).fullGrid);
   KernelPlanOptions wave;
   wave.fullGrid = false;
   ASSERT_TRUE(planKernel(SchedulerType::PointWise, pw, &plan, wave));
   EXPECT_FALSE(plan.fullGrid);
-  EXPECT_FALSE(generatePointwiseKernel(pw, plan, "k", {}).fullGrid);
+  EXPECT_FALSE(generateKernel(pw, plan, "k", {}).fullGrid);
 
   Fusion cols;
   columnSum(cols);
   ASSERT_TRUE(planKernel(SchedulerType::Reduction, cols, &plan));
   ASSERT_NE(plan.split.sum, nullptr);
   EXPECT_TRUE(plan.fullGrid);  // but the split kernel keeps one wave
-  KernelSource split = generatePointwiseKernel(cols, plan, "k", {});
+  KernelSource split = generateKernel(cols, plan, "k", {});
   EXPECT_TRUE(split.blockPerSlot);
   EXPECT_FALSE(split.fullGrid);
   Fusion rows;
@@ -197,7 +197,7 @@ TEST(KernelPlanTest, TheGeneratorTakesThePlansWidthsAndBlock) {
   ASSERT_TRUE(planKernel(SchedulerType::PointWise, pw, &plan));
   plan.families[0].maxVectorWidth = 2;
   plan.blockThreads = 256;
-  KernelSource ks = generatePointwiseKernel(pw, plan, "k", {});
+  KernelSource ks = generateKernel(pw, plan, "k", {});
   EXPECT_EQ(ks.families[0].vectorWidth, 2);
   EXPECT_EQ(ks.block, 256);
   Fusion rows;
@@ -205,7 +205,7 @@ TEST(KernelPlanTest, TheGeneratorTakesThePlansWidthsAndBlock) {
   ASSERT_TRUE(planKernel(SchedulerType::Reduction, rows, &plan));
   EXPECT_EQ(plan.rowVectorWidth, 4);
   plan.rowVectorWidth = 1;
-  ks = generatePointwiseKernel(rows, plan, "k", {});
+  ks = generateKernel(rows, plan, "k", {});
   EXPECT_EQ(ks.families[0].vectorWidth, 1);
   EXPECT_EQ(ks.block, 128);  // 256 one-element vectors: 2 per thread
 }

@@ -2,7 +2,7 @@
 // occupancy_tuner): ptxas runs without a GPU, so the choice is tested here.
 #include <gtest/gtest.h>
 
-#include "codegen/pointwise_codegen.h"
+#include "codegen/kernel_codegen.h"
 #include "compiler/occupancy_tuner.h"
 #include "norm_fusions.h"
 #include "ops/arith.h"
@@ -56,7 +56,7 @@ TEST(OccupancyTest, ResidentBlocksByRegisters) {
 TEST(OccupancyTest, SoftmaxIsCappedForOneMoreBlockWithoutSpilling) {
   Fusion f;
   defineSoftmax(f, R, K);
-  KernelSource ks = generatePointwiseKernel(f, "softmax", {});
+  KernelSource ks = generateKernel(f, "softmax", {});
   ASSERT_TRUE(ks.rowReduction);
   CompiledKernel plain = compileWithNvrtc(ks.code, ks.name, "sm_90");
   ASSERT_GT(plain.registers, 48);
@@ -72,7 +72,7 @@ TEST(OccupancyTest, SoftmaxIsCappedForOneMoreBlockWithoutSpilling) {
 TEST(OccupancyTest, LayerNormKeepsItsRegistersWhenACapWouldSpill) {
   Fusion f;
   layerNorm(f);
-  KernelSource ks = generatePointwiseKernel(f, "layer_norm", {});
+  KernelSource ks = generateKernel(f, "layer_norm", {});
   ASSERT_TRUE(ks.rowReduction);
   CompiledKernel capped =
       compileWithNvrtc(ks.code, ks.name, "sm_90", false, 48);

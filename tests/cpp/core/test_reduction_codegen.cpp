@@ -2,7 +2,7 @@
 // of its own output elements. Every kernel here compiles with NVRTC.
 #include <gtest/gtest.h>
 
-#include "codegen/pointwise_codegen.h"
+#include "codegen/kernel_codegen.h"
 #include "compiler/nvrtc_compiler.h"
 #include "norm_fusions.h"
 #include "ops/arith.h"
@@ -17,7 +17,7 @@ namespace {
 KernelSource compile(const Fusion& f) {
   Decision d = generatedKernelFits(f);
   EXPECT_TRUE(d.ok()) << d.reason();
-  KernelSource ks = generatePointwiseKernel(f, "k", {});
+  KernelSource ks = generateKernel(f, "k", {});
   EXPECT_GT(compileWithNvrtc(ks.code, ks.name, "sm_90").cubin.size(), 0u);
   return ks;
 }
@@ -285,7 +285,7 @@ TEST(ReductionCodegenTest, NormBackwardSumsColumnsInTheRowKernel) {
     ASSERT_EQ(sf->groups().size(), 1u)
         << ::testing::PrintToString(describe(*sf));
     EXPECT_EQ(sf->groups()[0].scheduler, SchedulerType::InnerPersistent);
-    KernelSource ks = generatePointwiseKernel(f, "norm_bwd", {});
+    KernelSource ks = generateKernel(f, "norm_bwd", {});
     EXPECT_TRUE(ks.rowReduction && ks.columnSums);
     EXPECT_EQ(ks.workspaceBytes, (bias ? 2 : 1) * 4096 * 4 + 4);
     EXPECT_NE(ks.code.find("nvf_csum0[512 + k0 / 8] += "), std::string::npos)
@@ -303,7 +303,7 @@ TEST(ReductionCodegenTest, NormBackwardSumsColumnsInTheRowKernel) {
     if (bias) {  // rows a block loops over: shared, lane-major partials
       Fusion g;
       defineNormBackward(g, 64, 8192, DataType::Float, false);
-      KernelSource loop = generatePointwiseKernel(g, "norm_bwd", {});
+      KernelSource loop = generateKernel(g, "norm_bwd", {});
       EXPECT_NE(loop.code.find("nvf_csum0[2048 + k / 4] += "),
                 std::string::npos)
           << loop.code;

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/pointwise_codegen.h"
+#include "codegen/kernel_codegen.h"
 #include "compiler/nvrtc_compiler.h"
 #include "ir/python_printer.h"
 #include "ir/rng_op.h"
@@ -310,8 +310,8 @@ TEST(RngOpsTest, GeneratedKernelsCompile) {
       continue;
     }
     ExtractedSegment seg = extractSegment(g);
-    KernelSource ks = generatePointwiseKernel(*seg.fusion, "rng_kernel", {},
-                                              PointwiseCodegenOptions());
+    KernelSource ks =
+        generateKernel(*seg.fusion, "rng_kernel", {}, KernelCodegenOptions());
     EXPECT_NE(ks.code.find("nvf_philox("), std::string::npos);
     for (const char* arch : {"sm_90", "sm_80", "sm_75"}) {
       EXPECT_GT(compileWithNvrtc(ks.code, ks.name, arch).cubin.size(), 0u)
@@ -324,8 +324,7 @@ TEST(RngOpsTest, GeneratedKernelsCompile) {
   Fusion plain;
   TensorView* y = defineTensor(plain, {8}, DataType::Float);
   plain.addOutput(unaryOp(UnaryOpType::Exp, y));
-  KernelSource ks =
-      generatePointwiseKernel(plain, "plain", {}, PointwiseCodegenOptions());
+  KernelSource ks = generateKernel(plain, "plain", {}, KernelCodegenOptions());
   EXPECT_EQ(ks.code.find("nvf_philox"), std::string::npos);
 }
 

@@ -4,7 +4,7 @@
 // compiled with NVRTC.
 #include <gtest/gtest.h>
 
-#include "codegen/pointwise_codegen.h"
+#include "codegen/kernel_codegen.h"
 #include "compiler/nvrtc_compiler.h"
 #include "ops/arith.h"
 #include "ops/reduction_ops.h"
@@ -16,10 +16,9 @@ namespace nvfuser {
 namespace {
 KernelSource generateAndCompile(const Fusion& f,
                                 const std::vector<TensorLayout>& layouts = {},
-                                PointwiseCodegenOptions options = {},
+                                KernelCodegenOptions options = {},
                                 const KernelPlanOptions& planOptions = {}) {
-  KernelSource ks =
-      generatePointwiseKernel(f, "k", layouts, options, planOptions);
+  KernelSource ks = generateKernel(f, "k", layouts, options, planOptions);
   EXPECT_GT(compileWithNvrtc(ks.code, ks.name, "sm_90").cubin.size(), 0u);
   return ks;
 }
@@ -170,7 +169,7 @@ TEST(VectorizeTest, RotateHalfInsideASumLoopIsPredicated) {
   EXPECT_EQ(ks.code.find("if (j"), std::string::npos) << ks.code;
   EXPECT_NE(ks.code.find(" < 64) ? "), std::string::npos) << ks.code;
 
-  PointwiseCodegenOptions branches;  // NVFUSER_DISABLE=predicated_loads
+  KernelCodegenOptions branches;  // NVFUSER_DISABLE=predicated_loads
   branches.predicatedLoads = false;
   KernelSource plain = generateAndCompile(f, {}, branches);
   EXPECT_EQ(countOf(plain.code, "nvf_vload_if(v"), 0u);

@@ -171,7 +171,7 @@ std::vector<at::Tensor> KernelEmulator::run(const KernelSource& kernel,
 
 std::vector<at::Tensor> runEmulated(const SegmentedRuntime& runtime,
                                     const std::vector<RuntimeArg>& args,
-                                    PointwiseCodegenOptions options) {
+                                    KernelCodegenOptions options) {
   const Fusion& complete = runtime.segmented().completeFusion();
   std::map<const Val*, RuntimeArg> values;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -192,9 +192,9 @@ std::vector<at::Tensor> runEmulated(const SegmentedRuntime& runtime,
     if (runtime.kernels()[g]) {
       // The runtime's plan (the accepting scheduler's, under the
       // runtime's options).
-      KernelSource ks = generatePointwiseKernel(
-          *seg.fusion, runtime.kernels()[g]->plan(),
-          "emu_g" + std::to_string(g), layouts, options);
+      KernelSource ks =
+          generateKernel(*seg.fusion, runtime.kernels()[g]->plan(),
+                         "emu_g" + std::to_string(g), layouts, options);
       outs = KernelEmulator::run(ks, segArgs);
     } else {
       outs = AtenEvaluator::run(*seg.fusion, segArgs, at::kCPU);

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/pointwise_codegen.h"
+#include "codegen/kernel_codegen.h"
 #include "runtime/runtime_args.h"
 #include "runtime/segmented_runtime.h"
 
@@ -36,6 +36,6 @@ void* compileEmulated(const std::string& source, const char* symbol);
 // group through ATen.
 std::vector<at::Tensor> runEmulated(const SegmentedRuntime& runtime,
                                     const std::vector<RuntimeArg>& args,
-                                    PointwiseCodegenOptions options = {});
+                                    KernelCodegenOptions options = {});
 
 }  // namespace nvfuser

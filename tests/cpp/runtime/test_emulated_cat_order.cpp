@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "../fuzz/fuzz_case.h"
-#include "codegen/pointwise_codegen.h"
+#include "codegen/kernel_codegen.h"
 #include "emulated_run.h"
 #include "ops/arith.h"
 #include "ops/shape_ops.h"
@@ -44,7 +44,7 @@ void qkvGradient(Fusion& f, int64_t B, int64_t H, int64_t T, int64_t D) {
 std::string kernelCode(Fusion& f, const KernelPlanOptions& options = {}) {
   KernelPlan plan;
   EXPECT_TRUE(planKernel(SchedulerType::PointWise, f, &plan, options));
-  return generatePointwiseKernel(f, plan, "k", {}).code;
+  return generateKernel(f, plan, "k", {}).code;
 }
 
 void expectMatchesAten(Fusion& f, const std::vector<at::Tensor>& inputs) {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/pointwise_codegen.h"
+#include "codegen/kernel_codegen.h"
 #include "compiler/nvrtc_compiler.h"
 #include "emulated_run.h"
 #include "ops/arith.h"
@@ -45,10 +45,10 @@ void qkGradient(Fusion& f) {
 // The kernel function, without the device helpers before it; NVRTC
 // compiles the whole translation unit first (the emulator's host compiler
 // is not the GPU's).
-std::string kernelCode(Fusion& f, const PointwiseCodegenOptions& options) {
+std::string kernelCode(Fusion& f, const KernelCodegenOptions& options) {
   KernelPlan plan;
   EXPECT_TRUE(planKernel(SchedulerType::PointWise, f, &plan));
-  const KernelSource ks = generatePointwiseKernel(f, plan, "k", {}, options);
+  const KernelSource ks = generateKernel(f, plan, "k", {}, options);
   EXPECT_GT(compileWithNvrtc(ks.code, ks.name, "sm_90").cubin.size(), 0u);
   return ks.code.substr(ks.code.find("extern \"C\""));
 }
@@ -82,7 +82,7 @@ TEST(EarlyLoadsTest, APartsPlainLoadsComeBeforeItsRotateBranches) {
   const size_t cLoad = early.find("nvf_vload", part);
   ASSERT_NE(rotate, std::string::npos);
   EXPECT_LT(early.find("in2 +", cLoad), rotate) << early;
-  PointwiseCodegenOptions late;
+  KernelCodegenOptions late;
   late.earlyLoads = false;
   const std::string code = kernelCode(f, late);
   const size_t lateRotate = code.find("if (", code.find("if (") + 1);
@@ -102,7 +102,7 @@ TEST(EarlyLoadsTest, TheTopLevelKeepsItsOrderUnlessEnabled) {
   f.addOutput(ropeGradient(x, c, s));
   const std::string plain = kernelCode(f, {});
   EXPECT_GT(plain.find("in1 +"), plain.find("if ("));
-  PointwiseCodegenOptions everywhere;
+  KernelCodegenOptions everywhere;
   everywhere.earlyLoadsEverywhere = true;
   const std::string hoisted = kernelCode(f, everywhere);
   EXPECT_LT(hoisted.find("in1 +"), hoisted.find("if (")) << hoisted;
@@ -153,7 +153,7 @@ TEST(EarlyLoadsTest, APadOfNothingIsItsPadValueWithoutABranch) {
   padOfNothingPlusX(unaligned, 3, {3, 13});
   KernelPlan plan;
   ASSERT_TRUE(planKernel(SchedulerType::PointWise, unaligned, &plan));
-  const KernelSource ks = generatePointwiseKernel(unaligned, plan, "k", {});
+  const KernelSource ks = generateKernel(unaligned, plan, "k", {});
   EXPECT_EQ(ks.families[0].vectorWidth, 4);
   EXPECT_GT(compileWithNvrtc(ks.code, ks.name, "sm_90").cubin.size(), 0u);
   expectMatchesAten(unaligned, randoms(1, {4, 16}));

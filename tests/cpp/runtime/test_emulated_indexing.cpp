@@ -265,7 +265,7 @@ TEST(EmulatedIndexingTest, OutOfRangeIndicesSetTheIndexErrorWord) {
         f, rows ? std::vector<int64_t>{3} : std::vector<int64_t>{4, 8},
         DataType::Int);
     f.addOutput(gatherOf(op, x, i, rows ? 0 : 1));
-    KernelSource ks = generatePointwiseKernel(f, "k", {});
+    KernelSource ks = generateKernel(f, "k", {});
     ASSERT_TRUE(ks.reportsIndexErrors);
     EXPECT_NE(ks.code.find("int* __restrict__ nvf_index_error"),
               std::string::npos);
@@ -285,7 +285,7 @@ TEST(EmulatedIndexingTest, OutOfRangeIndicesSetTheIndexErrorWord) {
   Fusion f;
   TensorView* x = defineTensor(f, {4, 8}, DataType::Float);
   f.addOutput(unaryOp(UnaryOpType::Exp, x)->asTensor());
-  EXPECT_FALSE(generatePointwiseKernel(f, "k", {}).reportsIndexErrors);
+  EXPECT_FALSE(generateKernel(f, "k", {}).reportsIndexErrors);
 }
 
 // An embedding followed by an RMS norm: one row kernel.

@@ -248,7 +248,7 @@ TEST(EmulatedKernelTest, ReshapedRowReductionIsNotRecomputed) {
   TensorView* s = reduction(ReductionOpType::Sum, e2, {1}, true);
   f.addOutput(binaryOp(BinaryOpType::Div, e2, expand(s, {16, 256})));
   EXPECT_EQ(checkEmulated(f, {at::randn({2, 8, 256})}, 1e-5), 1u);
-  KernelSource ks = generatePointwiseKernel(f, "k", {});
+  KernelSource ks = generateKernel(f, "k", {});
   EXPECT_TRUE(ks.rowReduction);
   size_t loops = 0;  // the row loop only
   for (size_t p = ks.code.find("for (unsigned r"); p != std::string::npos;
@@ -325,7 +325,7 @@ TEST(EmulatedKernelTest, LongReductionWithEpilogueIsSplit) {
 TEST(EmulatedKernelTest, WeightGradientIsSplitInOneKernel) {
   Fusion f;
   f.addOutput(castOp(productSum(f, false), DataType::Half));
-  KernelSource ks = generatePointwiseKernel(f, "wgrad", {});
+  KernelSource ks = generateKernel(f, "wgrad", {});
   EXPECT_GT(ks.workspaceBytes, 0);
   EXPECT_NE(ks.code.find("out0[col] = nvf_f2h(__ldcg(nvf_acc + col));"),
             std::string::npos);
@@ -336,7 +336,7 @@ TEST(EmulatedKernelTest, WeightGradientIsSplitInOneKernel) {
   Fusion k;
   k.addOutput(
       reshape(castOp(productSum(k, true), DataType::Half)->asTensor(), {64}));
-  EXPECT_GT(generatePointwiseKernel(k, "wgrad", {}).workspaceBytes, 0);
+  EXPECT_GT(generateKernel(k, "wgrad", {}).workspaceBytes, 0);
   EXPECT_EQ(checkEmulated(k, {a, b}, 2e-3, reductionSplitter()), 1u);
 }
 
@@ -361,7 +361,7 @@ TEST(EmulatedKernelTest, NormBackwardColumnSumsInTheRowKernel) {
                                   at::randn({c.rows, c.cols})};
     EXPECT_EQ(checkEmulated(f, in, 1e-4), 1u) << c.cols;
     EXPECT_EQ(checkEmulated(f, in, 1e-4), 1u) << c.cols;
-    KernelSource ks = generatePointwiseKernel(f, "norm_bwd", {});
+    KernelSource ks = generateKernel(f, "norm_bwd", {});
     EXPECT_TRUE(ks.rowReduction && ks.columnSums);
     EXPECT_GT(ks.workspaceBytes, c.cols * 4);
   }

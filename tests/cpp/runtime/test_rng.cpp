@@ -46,7 +46,7 @@ struct Runs {
 // args: the fusion's own inputs; the drawn seed and offset, when the
 // fusion takes them, are the fixed values given here.
 Runs runBoth(Fusion& f, std::vector<RuntimeArg> args,
-             PointwiseCodegenOptions codegen = {},
+             KernelCodegenOptions codegen = {},
              const Options& options = Options()) {
   ConcreteFusion c = concretize(f, describeArgs(f, args));
   if (c.drawsRngState) {
@@ -194,7 +194,7 @@ TEST_P(RngKernelTest, KernelsMatchTheCpuPathBitForBit) {
   TensorView* r = rngLike(RngOpType::Uniform, x, dtype, seed, offset);
   f.addOutput(binaryOp(BinaryOpType::Add, r, x));
   f.addOutput(rngLike(RngOpType::Normal, x, dtype, nullptr, nullptr));
-  PointwiseCodegenOptions codegen;
+  KernelCodegenOptions codegen;
   codegen.forceInt64Index = int64Index;
   const Options options =
       vectorize ? Options() : Options().withOverrides({}, {"vectorization"});

@@ -79,7 +79,7 @@ struct KernelSource {
   std::vector<const TensorView*> outputs;
 };
 
-struct PointwiseCodegenOptions {
+struct KernelCodegenOptions {
   // 64-bit index math even where 32 bits suffice (NVFUSER_ENABLE=
   // int64_index); by default 32-bit is used whenever every offset fits.
   bool forceInt64Index = false;
@@ -114,18 +114,16 @@ struct LaunchParams {
 // The kernel of `plan` (the accepting scheduler's, kernel_plan.h) for an
 // extracted segment. layouts: one per fusion input (ignored for scalars);
 // empty means every tensor input is dense and aligned.
-KernelSource generatePointwiseKernel(const Fusion& fusion,
-                                     const KernelPlan& plan,
-                                     const std::string& name,
-                                     const std::vector<TensorLayout>& layouts,
-                                     PointwiseCodegenOptions options = {});
+KernelSource generateKernel(const Fusion& fusion, const KernelPlan& plan,
+                            const std::string& name,
+                            const std::vector<TensorLayout>& layouts,
+                            KernelCodegenOptions options = {});
 // The same with the plan of kernelSchedulerFor(fusion), for tests and
 // tools that hold a fusion and no segmentation.
-KernelSource generatePointwiseKernel(const Fusion& fusion,
-                                     const std::string& name,
-                                     const std::vector<TensorLayout>& layouts,
-                                     PointwiseCodegenOptions options = {},
-                                     const KernelPlanOptions& planOptions = {});
+KernelSource generateKernel(const Fusion& fusion, const std::string& name,
+                            const std::vector<TensorLayout>& layouts,
+                            KernelCodegenOptions options = {},
+                            const KernelPlanOptions& planOptions = {});
 // Grid and block for a kernel on a device with `smCount` multiprocessors,
 // each holding `blocksPerSm` of its blocks at once: one full wave (the
 // grid-stride loop covers the rest), so no partial last wave idles SMs.

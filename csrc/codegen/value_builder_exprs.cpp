@@ -1,11 +1,11 @@
 #include "analysis/tensor_shape.h"
 #include "codegen/op_emitter.h"
-#include "codegen/pointwise_generator.h"
+#include "codegen/value_builder.h"
 #include "exceptions.h"
 #include "scheduler/scheduler.h"
 
 namespace nvfuser {
-namespace pointwise_detail {
+namespace codegen_detail {
 
 namespace {
 // x ** c for the constant exponents ATen special-cases (2, 3, 0.5, -0.5,
@@ -60,8 +60,8 @@ std::string rngKind(DataType t) {
 }
 }  // namespace
 
-Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
-                                        const Index& idx) {
+Value KernelValueBuilder::compute(const Expr* e, const Val* v,
+                                  const Index& idx) {
   if (isRemap(e)) {  // only moves elements: the operand at another index
     return valueAt(e->input(0), remappedIndex(e, v, idx));
   }
@@ -188,8 +188,8 @@ Value PointwiseKernelGenerator::compute(const Expr* e, const Val* v,
   }
 }
 
-Value PointwiseKernelGenerator::padded(const PadOp* p, DataType out,
-                                       const Index& idx) {
+Value KernelValueBuilder::padded(const PadOp* p, DataType out,
+                                 const Index& idx) {
   const auto& widths = p->widths();
   const TensorView* inTv = p->input(0)->asTensor();
   if (numel(inTv) == 0) {  // nothing but padding (a slice_backward of an
@@ -248,8 +248,8 @@ Value PointwiseKernelGenerator::padded(const PadOp* p, DataType out,
   return var;
 }
 
-Value PointwiseKernelGenerator::concatenated(const CatOp* c, DataType out,
-                                             const Index& idx) {
+Value KernelValueBuilder::concatenated(const CatOp* c, DataType out,
+                                       const Index& idx) {
   const Request sole = soleCatPart(c, idx);
   if (sole.v != nullptr) {
     Value x = valueAt(sole.v, sole.idx);
@@ -293,8 +293,8 @@ Value PointwiseKernelGenerator::concatenated(const CatOp* c, DataType out,
 // Element idx of a random op is a function of its row-major linear index in
 // the op's own output (docs/rng.md), whatever reads it: an output, a
 // broadcast, a reduction loop.
-Value PointwiseKernelGenerator::rngValue(const RngOp* r, const Val* v,
-                                         const Index& idx) {
+Value KernelValueBuilder::rngValue(const RngOp* r, const Val* v,
+                                   const Index& idx) {
   NVF_ASSERT(!r->isLike() && r->hasSeed(), "codegen: ", exprRef(r),
              " was not concretized");
   const std::vector<int64_t> shape = concreteShape(v->asTensor());
@@ -327,8 +327,8 @@ Value PointwiseKernelGenerator::rngValue(const RngOp* r, const Val* v,
   return emit(out, lane, castExpr(DataType::Double, out, call));
 }
 
-Index PointwiseKernelGenerator::catPartIndex(const Index& idx, int64_t dim,
-                                             int64_t offset) const {
+Index KernelValueBuilder::catPartIndex(const Index& idx, int64_t dim,
+                                       int64_t offset) const {
   if (idx[dim].lane) {
     requireAligned(offset, "a cat boundary");
   }
@@ -341,9 +341,8 @@ Index PointwiseKernelGenerator::catPartIndex(const Index& idx, int64_t dim,
 
 // Every part computed for every element with its loads predicated on its
 // range, then one select: no divergent branch waits for its own loads.
-Value PointwiseKernelGenerator::catWithoutBranches(const CatOp* c, DataType out,
-                                                   const Index& idx,
-                                                   bool lane) {
+Value KernelValueBuilder::catWithoutBranches(const CatOp* c, DataType out,
+                                             const Index& idx, bool lane) {
   const int64_t dim = c->dim();
   const std::string& at = idx[dim].e;
   const size_t n = c->inputs().size();
@@ -373,5 +372,5 @@ Value PointwiseKernelGenerator::catWithoutBranches(const CatOp* c, DataType out,
   return emit(out, lane, select);
 }
 
-}  // namespace pointwise_detail
+}  // namespace codegen_detail
 }  // namespace nvfuser

@@ -1,6 +1,14 @@
-// The pointwise kernel generator's internals, shared by its two source
-// files: pointwise_generator.cpp (values, loads, index maps) and
-// pointwise_exprs.cpp (one case per expr type). Not a public header.
+// The shared index/value builder of the kernel generators: a fusion's
+// values at index expressions, written as CUDA statements (loads, index
+// maps, one case per expr type, serial reduction loops). Each strategy's
+// generator derives from it (pointwise_kernel_generator.h,
+// serial_reduction_kernel_generator.h, row_kernel_generator.h). Files:
+// value_builder.cpp (values, loads, index maps), value_builder_exprs.cpp
+// (one case per expr type), value_builder_operands.cpp (operands read
+// first, early loads), value_builder_gather.cpp (gathers),
+// serial_reduction_loops.cpp (reductions looped inside a thread),
+// kernel_parameters.cpp (parameters, index type, planned families). Not a
+// public header.
 #pragma once
 
 #include <map>
@@ -9,15 +17,16 @@
 #include <string>
 #include <vector>
 
+#include "codegen/kernel_codegen.h"
 #include "codegen/op_emitter.h"
-#include "codegen/pointwise_codegen.h"
+#include "exceptions.h"
 #include "ir/exprs.h"
 #include "ir/rng_op.h"
 #include "scheduler/row_reduction_plan.h"
 #include "scheduler/scheduler.h"
 
 namespace nvfuser {
-namespace pointwise_detail {
+namespace codegen_detail {
 
 // One loop-index term. A lane term's value at lane u is e + u, and e is a
 // multiple of the vector width; any other term is the same for every lane.
@@ -53,82 +62,70 @@ inline std::string keyOf(const Index& idx) {
 }
 
 // Reduction helpers shared by the serial and the row strategies
-// (pointwise_reduction.cpp).
+// (serial_reduction_loops.cpp).
 DataType accumulatorType(DataType out, DataType in);
 std::string identity(ReductionOpType op, DataType t);
 std::string combine(ReductionOpType op, const std::string& acc,
                     const std::string& x);
 
-// One vector of a row a thread works on: the inner indices, the element
-// offset variable, and (persistent rows) the flag saying it is in the row.
-struct RowChunk {
-  Index inner;
-  std::string k;
-  std::string active;  // empty: always in the row (a loop)
-};
-
-// The whole extracted fusion is the segment: row sources may be anywhere.
-inline const TensorView* rowSource(const TensorView* out,
-                                   const RowReductionPlan& plan) {
-  return nvfuser::rowSource(out, plan, [](const Expr*) { return true; });
+// The body of the widest lane count that `generate` can prove: v (the
+// plan's, which divides the innermost extent) halves once per
+// NotVectorizable (one lane always works). Leaves the width used in v.
+template <typename Generate>
+std::string widestProvenBody(int64_t& v, Generate generate) {
+  for (;; v /= 2) {
+    try {
+      return generate(v);
+    } catch (const NotVectorizable&) {
+      NVF_ASSERT(v > 1, "a scalar kernel needs no proof");
+    }
+  }
 }
 
-class PointwiseKernelGenerator {
+// A strategy's generator: the builder plus how its kernel covers the
+// output (generate()).
+class KernelValueBuilder {
  public:
-  PointwiseKernelGenerator(const Fusion& f, const KernelPlan& plan,
-                           const std::vector<TensorLayout>& layouts,
-                           PointwiseCodegenOptions options);
+  KernelValueBuilder(const Fusion& f, const KernelPlan& plan,
+                     const std::vector<TensorLayout>& layouts,
+                     KernelCodegenOptions options);
+  virtual ~KernelValueBuilder() = default;
+  KernelValueBuilder(const KernelValueBuilder&) = delete;
+  KernelValueBuilder& operator=(const KernelValueBuilder&) = delete;
 
-  KernelSource generate(const std::string& name);
+  virtual KernelSource generate(const std::string& name) = 0;
 
- private:
+ protected:
+  // The kernel source before its code: name, the plan's families (checked
+  // to cover each output once), inputs and outputs; `params` gets the
+  // parameter list and the index type is chosen.
+  KernelSource beginKernel(const std::string& name, std::string* params);
   // Names the kernel's parameters (paramName_), fills ks's inputs, outputs
   // and index-error flag, and returns the parameter list.
   std::string declareParameters(KernelSource& ks);
   // 32-bit unsigned index math when every offset fits (indexType_).
   void chooseIndexType();
-  // Fills streamed_ (split sums): inputs with as many distinct elements as
-  // the fusion's largest tensor (its iteration space).
-  void findStreamedInputs();
-  KernelSource generateRows(KernelSource ks, const RowReductionPlan& plan,
-                            const std::string& params);
-  // The statement reordering slot `s` of `fam` when the plan names an
-  // interleaved cat among its outputs (kernel_plan.h), else "".
-  std::string interleavedCatOrder(const OutputFamily& fam) const;
-  // The kernel of a split sum around `body` (the partial sums `nvf_p` at
-  // element `i` of the rows nvf_rb, nvf_rb + the plan's rowStride, ...): a
-  // block takes a tile of vectors x the plan's chunks per block and combines
-  // their sums in shared memory; where a column has several tiles, each adds
-  // one value per element to the workspace and the last writes the column
-  // out (pointwise_reduction.cpp).
-  KernelSource generateSplit(KernelSource ks, const std::string& params,
-                             const std::string& body);
+  // Starts a body of v lanes: no statements, one empty scope.
+  void resetBody(int64_t v);
 
-  std::string familyBody(const OutputFamily& family, int64_t v);
-  // The per-row loop body of a row-reduction kernel with v lanes
-  // (pointwise_row_reduction.cpp).
-  std::string rowBody(const RowReductionPlan& plan, int64_t v);
-  // Column sums of the row kernel (row_reduction_plan.h): the adds of one
-  // chunk of a row into shared memory, the shared accumulators before the
-  // row loop, and the combination of the blocks' partials after it
-  // (workspace at nvf_ws, arrival counter at countersAt).
-  std::vector<std::string> columnSumAdds(const RowReductionPlan& plan,
-                                         const RowChunk& chunk);
-  std::string columnSumPrologue(const RowReductionPlan& plan) const;
-  std::string columnSumEpilogue(const RowReductionPlan& plan,
-                                const std::vector<size_t>& outputs,
-                                int64_t countersAt) const;
-  // Block-cooperative reduction of `e` over the current row; caches its
-  // output(s) at the row index.
-  void rowReduce(const Expr* e, const RowReductionPlan& plan);
-  // Opens the loop over this thread's vectors of the row (persistent rows:
-  // no loop) and returns the vectors of one iteration.
-  std::vector<RowChunk> openRowLoop(const RowReductionPlan& plan);
-  void closeRowLoop();
-  // Index variables of the inner dims at element `k` of the row.
-  Index innerIndex(const RowReductionPlan& plan, const std::string& k);
-  // The index of a tensor whose non-size-1 dims are rows (+ inner).
-  Index rowIndex(const TensorView* tv, const Index& inner) const;
+  // The key a value at idx is cached under (a row kernel keys reduced
+  // values by row: row_kernel_generator.h).
+  virtual std::string valueKey(const Val* v, const Index& idx) const {
+    return v->ref() + "@" + keyOf(idx);
+  }
+  // A reduction (or var_mean) at an output index: a loop over the reduced
+  // dims inside the thread (serial_reduction_loops.cpp).
+  virtual Value reduce(const Expr* e, const Val* v, const Index& idx);
+  // How the serial loop over reduced dim `dim` of a reduction input runs:
+  // from `begin`, advancing by `step` (its variable is r); chunked loops
+  // take part of the dim (a split sum: serial_reduction_kernel_generator.h).
+  struct LoopRange {
+    std::string begin = "0";
+    std::string step;  // empty: ++r
+    bool chunked = false;
+  };
+  virtual LoopRange reductionLoopRange(int64_t dim, const std::string& r) const;
+
   Value valueAt(const Val* v, const Index& idx);
   // compute() of v's definition, cached in the current scope.
   Value computeAndCache(const Val* v, const Index& idx);
@@ -139,30 +136,18 @@ class PointwiseKernelGenerator {
   // A cat's value at idx: one branch per part, a sole non-empty part
   // moved, or predicated parts without branches.
   Value concatenated(const CatOp* c, DataType out, const Index& idx);
-  // In a row kernel a reduced value has one key per row: the row plan
-  // admits only uses that stay in the row (keepsRows), so however a
-  // reshape spelled its index, it is this row's value (looked up under
-  // another key it would be recomputed per element: a full pass over the
-  // row for every element).
-  std::string valueKey(const Val* v, const Index& idx) const {
-    if (rowStrategy_ && v->definition() != nullptr &&
-        isReductionLike(v->definition())) {
-      return v->ref() + "@row";
-    }
-    return v->ref() + "@" + keyOf(idx);
-  }
   // A value at an index that compute() will ask for.
   struct Request {
     const Val* v;
     Index idx;
   };
   // Ops that only move elements: their operand at remappedIndex() is their
-  // value (pointwise_operands.cpp).
+  // value (value_builder_operands.cpp).
   static bool isRemap(const Expr* e);
   Index remappedIndex(const Expr* e, const Val* v, const Index& idx);
   Index slicedIndex(const SliceOp* s, const Index& idx) const;
   // Where a gather reads its index tensor for output index idx
-  // (pointwise_gather.cpp).
+  // (value_builder_gather.cpp).
   Index gatherIndexAt(const GatherOp* g, const Index& idx) const;
   // A gather's value at an output index: the lookup loaded at the index
   // value inside a bounds check, 0 outside.
@@ -172,7 +157,7 @@ class PointwiseKernelGenerator {
   Value gatherLanes(const TensorView* lookup, const Index& from, size_t dim,
                     const Value& k, const std::string& inBounds,
                     const std::string& zero);
-  // A random op's element at idx (pointwise_exprs.cpp).
+  // A random op's element at idx (value_builder_exprs.cpp).
   Value rngValue(const RngOp* r, const Val* v, const Index& idx);
   // What compute(e, v, idx) reads before emitting e's own code, in order;
   // nothing for exprs that read inside branches or loops (pad, cat,
@@ -230,9 +215,6 @@ class PointwiseKernelGenerator {
   static constexpr size_t kMaxPredicatedWalk = 64;
   // var (or, per lane, var[u]) = rhs, where rhs is written for lane u.
   void assign(const Value& var, const std::string& rhs);
-  // A reduction (or var_mean) at an output index: a loop over the reduced
-  // dims inside the thread (pointwise_reduction.cpp).
-  Value reduce(const Expr* e, const Val* v, const Index& idx);
   // Opens one loop per reduced dim of `in` and returns the input's index
   // inside them; closeReductionLoops closes them.
   Index openReductionLoops(const TensorView* in,
@@ -263,7 +245,7 @@ class PointwiseKernelGenerator {
   const Fusion& fusion_;
   const KernelPlan plan_;              // the scheduler's: the strategy built
   std::vector<TensorLayout> layouts_;  // per fusion input
-  PointwiseCodegenOptions options_;
+  KernelCodegenOptions options_;
   // "int" when every tensor of the kernel has fewer than 2^31 elements.
   std::string indexType_ = "int64_t";
   std::ostringstream body_;
@@ -273,27 +255,14 @@ class PointwiseKernelGenerator {
   std::vector<std::map<std::string, Value>> scopes_;
   std::map<const Val*, std::string> paramName_;
   std::map<const Val*, size_t> inputIndex_;
-  Index rowIdx_;  // the current row's indices (row strategy)
-  // Row strategy with one vector per thread per row: no loop over the row,
-  // every pass reuses the values in registers.
-  bool persistent_ = false;
-  int64_t persistentVectors_ = 1;  // per thread
-  int64_t persistentStride_ = 0;   // elements between a thread's vectors
-  int64_t rowReductions_ = 0;
-  bool rowStrategy_ = false;  // generating a row kernel      // block
-                              // reductions emitted in this row
-  std::vector<RowChunk> persistentChunks_;
-  int64_t split_ = 1;              // chunks of the split reduced dim
-  int64_t splitAxis_ = -1;         // that dim, of the sum's input
-  const Val* splitSum_ = nullptr;  // the sum (the output, or cast to it)
   // Loads emitted while this is non-empty happen only where it holds
   // (predicatedValue).
   std::string loadPredicate_;
   int reductionLoops_ = 0;  // serial reduction loops open around the code
-  // Inputs a split sum reads once per element: its vector loads of them
-  // skip L1.
+  // Inputs read once per element (a split sum's): their vector loads skip
+  // L1.
   std::set<const TensorView*> streamed_;
 };
 
-}  // namespace pointwise_detail
+}  // namespace codegen_detail
 }  // namespace nvfuser

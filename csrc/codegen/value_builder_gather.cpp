@@ -7,14 +7,14 @@
 // kernel input (gathersReadMemory).
 #include "analysis/tensor_shape.h"
 #include "codegen/op_emitter.h"
-#include "codegen/pointwise_generator.h"
+#include "codegen/value_builder.h"
 #include "exceptions.h"
 
 namespace nvfuser {
-namespace pointwise_detail {
+namespace codegen_detail {
 
-Index PointwiseKernelGenerator::gatherIndexAt(const GatherOp* g,
-                                              const Index& idx) const {
+Index KernelValueBuilder::gatherIndexAt(const GatherOp* g,
+                                        const Index& idx) const {
   const TensorView* index = g->index();
   if (g->op() != GatherOpType::IndexSelect) {
     return operandIndex(index, idx);
@@ -25,7 +25,7 @@ Index PointwiseKernelGenerator::gatherIndexAt(const GatherOp* g,
   return operandIndex(index, Index{idx[size_t(g->dim())]});
 }
 
-Value PointwiseKernelGenerator::gathered(const GatherOp* g, const Index& idx) {
+Value KernelValueBuilder::gathered(const GatherOp* g, const Index& idx) {
   const TensorView* lookup = g->lookup();
   NVF_ASSERT(paramName_.count(lookup) > 0, "the lookup ", lookup->ref(), " of ",
              g->opName(), " is not a kernel input");
@@ -70,11 +70,11 @@ Value PointwiseKernelGenerator::gathered(const GatherOp* g, const Index& idx) {
   return var;
 }
 
-Value PointwiseKernelGenerator::gatherLanes(const TensorView* lookup,
-                                            const Index& from, size_t dim,
-                                            const Value& k,
-                                            const std::string& inBounds,
-                                            const std::string& zero) {
+Value KernelValueBuilder::gatherLanes(const TensorView* lookup,
+                                      const Index& from, size_t dim,
+                                      const Value& k,
+                                      const std::string& inBounds,
+                                      const std::string& zero) {
   const TensorLayout& layout = layouts_.at(inputIndex_.at(lookup));
   std::string offset;
   for (size_t d = 0; d < from.size(); ++d) {
@@ -98,5 +98,5 @@ Value PointwiseKernelGenerator::gatherLanes(const TensorView* lookup,
   return var;
 }
 
-}  // namespace pointwise_detail
+}  // namespace codegen_detail
 }  // namespace nvfuser

@@ -7,13 +7,13 @@
 
 #include "analysis/op_cost.h"
 #include "analysis/tensor_shape.h"
-#include "codegen/pointwise_generator.h"
+#include "codegen/value_builder.h"
 #include "exceptions.h"
 
 namespace nvfuser {
-namespace pointwise_detail {
+namespace codegen_detail {
 
-bool PointwiseKernelGenerator::isRemap(const Expr* e) {
+bool KernelValueBuilder::isRemap(const Expr* e) {
   if (movesElementsOnly(e)) {
     return true;
   }
@@ -29,8 +29,8 @@ bool PointwiseKernelGenerator::isRemap(const Expr* e) {
   }
 }
 
-Index PointwiseKernelGenerator::remappedIndex(const Expr* e, const Val* v,
-                                              const Index& idx) {
+Index KernelValueBuilder::remappedIndex(const Expr* e, const Val* v,
+                                        const Index& idx) {
   const TensorView* in = e->input(0)->asTensor();
   switch (e->type()) {
     case ExprType::Broadcast: {
@@ -68,8 +68,8 @@ Index PointwiseKernelGenerator::remappedIndex(const Expr* e, const Val* v,
   }
 }
 
-Index PointwiseKernelGenerator::slicedIndex(const SliceOp* s,
-                                            const Index& idx) const {
+Index KernelValueBuilder::slicedIndex(const SliceOp* s,
+                                      const Index& idx) const {
   const auto& ranges = s->ranges();
   Index in;
   for (size_t d = 0; d < ranges.size(); ++d) {
@@ -91,9 +91,8 @@ Index PointwiseKernelGenerator::slicedIndex(const SliceOp* s,
   return in;
 }
 
-std::vector<PointwiseKernelGenerator::Request>
-PointwiseKernelGenerator::eagerOperands(const Expr* e, const Val* v,
-                                        const Index& idx) {
+std::vector<KernelValueBuilder::Request> KernelValueBuilder::eagerOperands(
+    const Expr* e, const Val* v, const Index& idx) {
   std::vector<Request> reads;
   if (isRemap(e)) {
     reads.push_back({e->input(0), remappedIndex(e, v, idx)});
@@ -122,7 +121,7 @@ PointwiseKernelGenerator::eagerOperands(const Expr* e, const Val* v,
   return reads;
 }
 
-PointwiseKernelGenerator::Request PointwiseKernelGenerator::soleCatPart(
+KernelValueBuilder::Request KernelValueBuilder::soleCatPart(
     const CatOp* c, const Index& idx) const {
   const int64_t dim = c->dim();
   Request sole{nullptr, {}};
@@ -141,7 +140,7 @@ PointwiseKernelGenerator::Request PointwiseKernelGenerator::soleCatPart(
   return sole;
 }
 
-bool PointwiseKernelGenerator::isReady(const Val* v, const Index& idx) const {
+bool KernelValueBuilder::isReady(const Val* v, const Index& idx) const {
   if (!v->isTensor() && v->asScalar()->isConst()) {
     return true;
   }
@@ -149,7 +148,7 @@ bool PointwiseKernelGenerator::isReady(const Val* v, const Index& idx) const {
          cached(valueKey(v, idx)) != nullptr;
 }
 
-void PointwiseKernelGenerator::loadEagerInputsFirst(
+void KernelValueBuilder::loadEagerInputsFirst(
     const std::vector<Request>& roots) {
   const bool atTopLevel = scopes_.size() == 1;
   if (!options_.earlyLoads || (atTopLevel && !options_.earlyLoadsEverywhere)) {
@@ -178,8 +177,7 @@ void PointwiseKernelGenerator::loadEagerInputsFirst(
   }
 }
 
-void PointwiseKernelGenerator::computeOperandsFirst(const Val* v,
-                                                    const Index& idx) {
+void KernelValueBuilder::computeOperandsFirst(const Val* v, const Index& idx) {
   loadEagerInputsFirst({{v, idx}});
   struct Frame {
     Request at;
@@ -207,5 +205,5 @@ void PointwiseKernelGenerator::computeOperandsFirst(const Val* v,
   }
 }
 
-}  // namespace pointwise_detail
+}  // namespace codegen_detail
 }  // namespace nvfuser

@@ -1,4 +1,4 @@
-#include "codegen/pointwise_generator.h"
+#include "codegen/value_builder.h"
 
 #include "analysis/op_cost.h"
 #include "analysis/tensor_shape.h"
@@ -6,11 +6,11 @@
 #include "exceptions.h"
 
 namespace nvfuser {
-namespace pointwise_detail {
+namespace codegen_detail {
 
-PointwiseKernelGenerator::PointwiseKernelGenerator(
-    const Fusion& f, const KernelPlan& plan,
-    const std::vector<TensorLayout>& layouts, PointwiseCodegenOptions options)
+KernelValueBuilder::KernelValueBuilder(const Fusion& f, const KernelPlan& plan,
+                                       const std::vector<TensorLayout>& layouts,
+                                       KernelCodegenOptions options)
     : fusion_(f), plan_(plan), layouts_(layouts), options_(options) {
   const auto& ins = fusion_.inputs();
   if (layouts_.empty()) {
@@ -34,7 +34,7 @@ PointwiseKernelGenerator::PointwiseKernelGenerator(
   }
 }
 
-const Value* PointwiseKernelGenerator::cached(const std::string& key) const {
+const Value* KernelValueBuilder::cached(const std::string& key) const {
   for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
     auto f = it->find(key);
     if (f != it->end()) {
@@ -44,7 +44,7 @@ const Value* PointwiseKernelGenerator::cached(const std::string& key) const {
   return nullptr;
 }
 
-Value PointwiseKernelGenerator::declare(DataType t, bool lane) {
+Value KernelValueBuilder::declare(DataType t, bool lane) {
   Value v{"v" + std::to_string(counter_++), lane};
   line(lane ? "nvf_array<" + cudaType(t) + ", " + std::to_string(lanes_) +
                   "> " + v.name + ";"
@@ -52,8 +52,7 @@ Value PointwiseKernelGenerator::declare(DataType t, bool lane) {
   return v;
 }
 
-Value PointwiseKernelGenerator::emit(DataType t, bool lane,
-                                     const std::string& expr) {
+Value KernelValueBuilder::emit(DataType t, bool lane, const std::string& expr) {
   if (!lane) {
     Value v{"v" + std::to_string(counter_++), false};
     line(cudaType(t) + " " + v.name + " = " + expr + ";");
@@ -66,7 +65,7 @@ Value PointwiseKernelGenerator::emit(DataType t, bool lane,
   return v;
 }
 
-std::string PointwiseKernelGenerator::emitIndex(const std::string& expr) {
+std::string KernelValueBuilder::emitIndex(const std::string& expr) {
   const std::string key = "#" + expr;
   if (const Value* hit = cached(key)) {
     return hit->name;
@@ -77,15 +76,14 @@ std::string PointwiseKernelGenerator::emitIndex(const std::string& expr) {
   return name;
 }
 
-void PointwiseKernelGenerator::requireAligned(int64_t at,
-                                              const char* what) const {
+void KernelValueBuilder::requireAligned(int64_t at, const char* what) const {
   if (at % lanes_ != 0) {
     throw NotVectorizable{std::string(what) + " at " + std::to_string(at)};
   }
 }
 
-Index PointwiseKernelGenerator::operandIndex(const TensorView* tv,
-                                             const Index& idx) const {
+Index KernelValueBuilder::operandIndex(const TensorView* tv,
+                                       const Index& idx) const {
   std::vector<int64_t> shape = concreteShape(tv);
   NVF_ASSERT(shape.size() == idx.size(), "rank mismatch for ", tv->ref());
   Index out = idx;
@@ -99,7 +97,7 @@ Index PointwiseKernelGenerator::operandIndex(const TensorView* tv,
 
 // A vector load when the lanes read consecutive, aligned elements; one load
 // for all lanes when they read the same element; a gather otherwise.
-Value PointwiseKernelGenerator::load(const TensorView* tv, const Index& idx) {
+Value KernelValueBuilder::load(const TensorView* tv, const Index& idx) {
   const std::string& p = paramName_.at(tv);
   if (passedByValue(tv)) {
     return Value{p, false};
@@ -163,7 +161,7 @@ Value PointwiseKernelGenerator::load(const TensorView* tv, const Index& idx) {
   return v;
 }
 
-Value PointwiseKernelGenerator::scalar(const Val* v) {
+Value KernelValueBuilder::scalar(const Val* v) {
   const Scalar* s = v->asScalar();
   if (s->isConst()) {
     return Value{literal(*s->value(), s->dtype()), false};
@@ -175,12 +173,12 @@ Value PointwiseKernelGenerator::scalar(const Val* v) {
   return valueAt(v, {});
 }
 
-Value PointwiseKernelGenerator::operand(const Val* v, const Index& idx) {
+Value KernelValueBuilder::operand(const Val* v, const Index& idx) {
   return v->isTensor() ? valueAt(v, operandIndex(v->asTensor(), idx))
                        : scalar(v);
 }
 
-Value PointwiseKernelGenerator::valueAt(const Val* v, const Index& idx) {
+Value KernelValueBuilder::valueAt(const Val* v, const Index& idx) {
   if (!v->isTensor()) {
     if (v->asScalar()->isConst() || paramName_.count(v)) {
       return scalar(v);
@@ -195,8 +193,7 @@ Value PointwiseKernelGenerator::valueAt(const Val* v, const Index& idx) {
   return computeAndCache(v, idx);
 }
 
-Value PointwiseKernelGenerator::computeAndCache(const Val* v,
-                                                const Index& idx) {
+Value KernelValueBuilder::computeAndCache(const Val* v, const Index& idx) {
   Value var;
   if (v->isTensor() && paramName_.count(v)) {
     var = load(v->asTensor(), operandIndex(v->asTensor(), idx));
@@ -208,8 +205,7 @@ Value PointwiseKernelGenerator::computeAndCache(const Val* v,
   return var;
 }
 
-void PointwiseKernelGenerator::assign(const Value& var,
-                                      const std::string& rhs) {
+void KernelValueBuilder::assign(const Value& var, const std::string& rhs) {
   if (!var.lane) {
     line(var.name + " = " + rhs + ";");
     return;
@@ -221,15 +217,15 @@ void PointwiseKernelGenerator::assign(const Value& var,
 
 // A value computed inside a branch: its own cache scope, so nothing computed
 // under the branch's condition is reused outside it.
-Value PointwiseKernelGenerator::branchValue(const Val* v, const Index& idx) {
+Value KernelValueBuilder::branchValue(const Val* v, const Index& idx) {
   scopes_.emplace_back();
   Value x = valueAt(v, idx);
   scopes_.pop_back();
   return x;
 }
 
-Value PointwiseKernelGenerator::predicatedValue(const Val* v, const Index& idx,
-                                                const std::string& cond) {
+Value KernelValueBuilder::predicatedValue(const Val* v, const Index& idx,
+                                          const std::string& cond) {
   // Restored on every exit: a NotVectorizable thrown inside is caught by
   // a retry with fewer lanes, which must not inherit this condition.
   struct Restore {
@@ -241,7 +237,7 @@ Value PointwiseKernelGenerator::predicatedValue(const Val* v, const Index& idx,
   return branchValue(v, idx);
 }
 
-bool PointwiseKernelGenerator::computedWithoutBranch(const Val* v) const {
+bool KernelValueBuilder::computedWithoutBranch(const Val* v) const {
   if ((reductionLoops_ == 0 && !options_.predicatedLoadsEverywhere) ||
       !options_.predicatedLoads) {
     return false;
@@ -275,9 +271,8 @@ bool PointwiseKernelGenerator::computedWithoutBranch(const Val* v) const {
 // Row-major linear index of dims [begin, end) of shape at idx. A lane term
 // stays a lane term only with stride 1 and every other stride a multiple
 // of the vector width.
-Ix PointwiseKernelGenerator::linearize(const std::vector<int64_t>& shape,
-                                       const Index& idx, size_t begin,
-                                       size_t end) {
+Ix KernelValueBuilder::linearize(const std::vector<int64_t>& shape,
+                                 const Index& idx, size_t begin, size_t end) {
   std::string linear;
   int64_t stride = 1;
   bool lane = false;
@@ -305,9 +300,9 @@ Ix PointwiseKernelGenerator::linearize(const std::vector<int64_t>& shape,
 // Output and input dims are matched in groups of equal products: a split
 // (one input dim) needs no division, a merge (one output dim) one division
 // per input dim, and only many-to-many groups linearize and delinearize.
-Index PointwiseKernelGenerator::reshapeIndex(
-    const std::vector<int64_t>& outShape, const std::vector<int64_t>& inShape,
-    const Index& idx) {
+Index KernelValueBuilder::reshapeIndex(const std::vector<int64_t>& outShape,
+                                       const std::vector<int64_t>& inShape,
+                                       const Index& idx) {
   Index in(inShape.size(), Ix{"0", false});
   size_t o = 0;
   size_t i = 0;
@@ -369,5 +364,5 @@ Index PointwiseKernelGenerator::reshapeIndex(
   return in;
 }
 
-}  // namespace pointwise_detail
+}  // namespace codegen_detail
 }  // namespace nvfuser

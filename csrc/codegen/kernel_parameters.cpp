@@ -1,0 +1,107 @@
+// Kernel assembly shared by every strategy: the planned families, the
+// parameter list and the index type.
+#include <algorithm>
+
+#include "analysis/tensor_shape.h"
+#include "codegen/value_builder.h"
+#include "exceptions.h"
+
+namespace nvfuser {
+namespace codegen_detail {
+
+KernelSource KernelValueBuilder::beginKernel(const std::string& name,
+                                             std::string* params) {
+  KernelSource ks;
+  ks.name = name;
+  *params = declareParameters(ks);
+  std::vector<int> covered(fusion_.outputs().size(), 0);
+  for (const OutputFamilyPlan& planned : plan_.families) {
+    const int64_t inner = planned.loop.empty() ? 1 : planned.loop.back();
+    NVF_ASSERT(inner % planned.maxVectorWidth == 0, "the plan's ",
+               planned.maxVectorWidth, " lanes do not divide ", inner);
+    for (size_t o : planned.outputs) {
+      ++covered.at(o);
+    }
+    OutputFamily f;
+    f.loop = planned.loop;
+    f.outputs = planned.outputs;
+    f.numel = planned.numel;
+    ks.families.push_back(f);
+  }
+  NVF_ASSERT(
+      std::all_of(covered.begin(), covered.end(), [](int n) { return n == 1; }),
+      "the plan's families do not cover each output once");
+  chooseIndexType();
+  ks.capRegisters = plan_.capRegisters;
+  return ks;
+}
+
+void KernelValueBuilder::resetBody(int64_t v) {
+  lanes_ = v;
+  body_.str("");
+  scopes_.assign(1, {});
+  reductionLoops_ = 0;  // an abandoned try may have left loops open
+}
+
+std::string KernelValueBuilder::declareParameters(KernelSource& ks) {
+  std::ostringstream params;
+  int k = 0;
+  for (const Val* in : fusion_.inputs()) {
+    std::string p = (in->isTensor() ? "in" : "s") + std::to_string(k++);
+    paramName_[in] = p;
+    ks.inputs.push_back(in);
+    params << (params.tellp() ? ", " : "");
+    if (!passedByValue(in)) {
+      params << "const " << cudaType(in->dtype()) << "* __restrict__ " << p;
+    } else {
+      params << cudaType(in->dtype()) << " " << p;
+    }
+  }
+  for (size_t o = 0; o < fusion_.outputs().size(); ++o) {
+    const TensorView* tv = fusion_.outputs()[o]->asTensor();
+    ks.outputs.push_back(tv);
+    params << (params.tellp() ? ", " : "") << cudaType(tv->dtype())
+           << "* __restrict__ out" << o;
+  }
+  for (const Expr* e : fusion_.exprs()) {
+    ks.reportsIndexErrors =
+        ks.reportsIndexErrors || e->type() == ExprType::Gather;
+  }
+  if (ks.reportsIndexErrors) {
+    params << ", int* __restrict__ nvf_index_error";
+  }
+  return params.str();
+}
+
+void KernelValueBuilder::chooseIndexType() {
+  int64_t maxNumel = 0;
+  for (const Val* val : fusion_.vals()) {
+    if (val->isTensor()) {
+      maxNumel = std::max(maxNumel, numel(val->asTensor()));
+    }
+  }
+  // The farthest element an input is read at (its view may span more
+  // memory than its elements, e.g. a slice of a wider row).
+  for (size_t i = 0; i < fusion_.inputs().size(); ++i) {
+    const Val* in = fusion_.inputs()[i];
+    if (!in->isTensor()) {
+      continue;
+    }
+    std::vector<int64_t> shape = concreteShape(in->asTensor());
+    int64_t last = 1;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      last += std::max<int64_t>(shape[d] - 1, 0) * layouts_[i].strides[d];
+    }
+    maxNumel = std::max(maxNumel, last);
+  }
+  // Unsigned 32-bit index math when everything fits: divisions by constant
+  // extents are then one multiply-high. Every index the walk computes is
+  // non-negative where it is used (pad and cat subtract only inside the
+  // branch whose condition guarantees it).
+  indexType_ = maxNumel < (int64_t(1) << 31) - 1024 && !options_.forceInt64Index
+                   ? "unsigned"
+                   : "int64_t";
+}
+
+}  // namespace codegen_detail
+}  // namespace nvfuser

@@ -1,0 +1,156 @@
+#include "codegen/pointwise_kernel_generator.h"
+
+#include <functional>
+#include <optional>
+#include <sstream>
+
+#include "analysis/tensor_shape.h"
+#include "codegen/rng_device_helpers.h"
+#include "exceptions.h"
+#include "scheduler/interleaved_cat.h"
+
+namespace nvfuser {
+namespace codegen_detail {
+
+KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
+  std::string params;
+  KernelSource ks = beginKernel(name, &params);
+  std::vector<std::string> bodies;
+  for (size_t f = 0; f < ks.families.size(); ++f) {
+    bodies.push_back(provenFamilyBody(ks.families[f], f));
+  }
+  return slotKernel(std::move(ks), params, bodies);
+}
+
+std::string PointwiseKernelGenerator::provenFamilyBody(OutputFamily& fam,
+                                                       size_t f) {
+  int64_t v = plan_.families.at(f).maxVectorWidth;
+  std::string body =
+      widestProvenBody(v, [&](int64_t w) { return familyBody(fam, w); });
+  fam.vectorWidth = v;
+  fam.slots = fam.numel / v;
+  return body;
+}
+
+KernelSource PointwiseKernelGenerator::slotKernel(
+    KernelSource ks, const std::string& params,
+    const std::vector<std::string>& bodies) {
+  std::ostringstream loopBody;
+  ks.block = plan_.blockThreads;
+  ks.fullGrid = plan_.fullGrid;
+  for (size_t f = 0; f < ks.families.size(); ++f) {
+    const OutputFamily& fam = ks.families[f];
+    const std::string begin = std::to_string(ks.slots);
+    ks.slots += fam.slots;
+    const std::string end = std::to_string(ks.slots);
+    if (ks.families.size() > 1) {
+      loopBody << "    " << (f == 0 ? "if" : "} else if") << " (slot < " << end
+               << ") {  // family " << f << ": " << fam.outputs.size()
+               << " output(s), " << fam.vectorWidth << " lane(s)\n";
+    } else {
+      loopBody << "    {\n";
+    }
+    loopBody << "      " << indexType_
+             << " s = " << (f == 0 ? "slot" : "(slot - " + begin + ")") << ";\n"
+             << interleavedCatOrder(fam) << "      " << indexType_
+             << " i = s * " << fam.vectorWidth << ";\n"
+             << bodies.at(f);
+  }
+  loopBody << "    }\n";
+  std::ostringstream code;
+  code << deviceHelpersFor(fusion_) << "\nextern \"C\" __global__ void "
+       << ks.name << "(" << params << ") {\n"
+       << "  for (" << indexType_ << " slot = blockIdx.x * (" << indexType_
+       << ")blockDim.x + threadIdx.x; slot < " << ks.slots
+       << "; slot += gridDim.x * (" << indexType_ << ")blockDim.x) {\n"
+       << loopBody.str() << "  }\n}\n";
+  ks.code = code.str();
+  return ks;
+}
+
+// The body of one family for slot-relative element index `i`, with v lanes;
+// throws NotVectorizable when v lanes cannot be proven contiguous.
+std::string PointwiseKernelGenerator::familyBody(const OutputFamily& family,
+                                                 int64_t v) {
+  resetBody(v);
+  const std::vector<int64_t>& loop = family.loop;
+  Index loopIdx;
+  for (size_t d = 0; d < loop.size(); ++d) {
+    int64_t inner = 1;
+    for (size_t e = d + 1; e < loop.size(); ++e) {
+      inner *= loop[e];
+    }
+    std::string q = inner == 1 ? "i" : "(i / " + std::to_string(inner) + ")";
+    std::string expr = d == 0 ? q : q + " % " + std::to_string(loop[d]);
+    std::string name = "i" + std::to_string(d);
+    line(indexType_ + " " + name + " = " + expr + ";");
+    loopIdx.push_back(Ix{name, v > 1 && d + 1 == loop.size()});
+  }
+  // A tensor of the family's non-size-1 dims, at the loop indices.
+  std::function<Index(const Val*)> indexOf = [&](const Val* t) {
+    Index idx;
+    size_t next = 0;
+    for (int64_t s : concreteShape(t->asTensor())) {
+      idx.push_back(s == 1 ? Ix{"0", false} : loopIdx[next++]);
+    }
+    return idx;
+  };
+  if (loadsAcrossOutputsFirst()) {
+    // every output's plain loads before any output
+    std::vector<Request> roots;
+    for (size_t o : family.outputs) {
+      const TensorView* tv = fusion_.outputs()[o]->asTensor();
+      roots.push_back({tv, indexOf(tv)});
+    }
+    loadEagerInputsFirst(roots);
+  }
+  for (size_t o : family.outputs) {
+    writeOutput(o, v, indexOf);
+  }
+  return body_.str();
+}
+
+void PointwiseKernelGenerator::writeOutput(
+    size_t o, int64_t v, const std::function<Index(const Val*)>& indexOf) {
+  const TensorView* tv = fusion_.outputs()[o]->asTensor();
+  const std::string out = "out" + std::to_string(o);
+  Value x = valueAt(tv, indexOf(tv));
+  if (v == 1) {
+    line(out + "[i] = " + x.name + ";");
+    return;
+  }
+  if (!x.lane) {
+    x = emit(tv->dtype(), true, x.name);
+  }
+  line("nvf_vstore(" + out + " + i, " + x.name + ");");
+}
+
+// The plan's slot order (scheduler/interleaved_cat.h: catSlotOrder) at the
+// family's proven width, as a remap of s.
+std::string PointwiseKernelGenerator::interleavedCatOrder(
+    const OutputFamily& fam) const {
+  if (!plan_.interleavedCat ||
+      std::find(fam.outputs.begin(), fam.outputs.end(),
+                plan_.interleavedCat->output) == fam.outputs.end()) {
+    return "";
+  }
+  std::optional<CatSlotOrder> o = catSlotOrder(
+      *plan_.interleavedCat, fam.slots, fam.vectorWidth, plan_.blockThreads);
+  if (!o) {
+    return "";
+  }
+  auto n = [](int64_t x) { return std::to_string(x); };
+  const int64_t r = o->runSlots, k = o->runsPerGroup;
+  const std::string open = o->orderedSlots == fam.slots
+                               ? "{"
+                               : "if (s < " + n(o->orderedSlots) + ") {";
+  const char* unit = o->unitThreads == 32 ? "warps" : "blocks";
+  return "      " + open + "  // " + unit + " on one cat position\n        " +
+         indexType_ + " r = s % " + n(o->groupSlots()) +
+         ";\n        s = s - r + ((r / " + n(r) + " % " + n(k) + ") * " +
+         n(o->positions) + " + r / " + n(k * r) + ") * " + n(r) + " + r % " +
+         n(r) + ";\n      }\n";
+}
+
+}  // namespace codegen_detail
+}  // namespace nvfuser

@@ -1,0 +1,46 @@
+// The pointwise strategy: one thread per vector of output elements, a
+// grid-stride loop over the slots of every output family (horizontal
+// fusion: `if (slot < end0) {family 0} else if ...`), slots of an
+// interleaved cat's output in the plan's order. Not a public header.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "codegen/value_builder.h"
+
+namespace nvfuser {
+namespace codegen_detail {
+
+class PointwiseKernelGenerator : public KernelValueBuilder {
+ public:
+  using KernelValueBuilder::KernelValueBuilder;
+
+  KernelSource generate(const std::string& name) override;
+
+ protected:
+  // Family f's body at the widest width it proves (from the plan's), and
+  // that width and its slots set in fam.
+  std::string provenFamilyBody(OutputFamily& fam, size_t f);
+  // The body of one family for slot-relative element index `i`, with v
+  // lanes; throws NotVectorizable when v lanes cannot be proven contiguous.
+  std::string familyBody(const OutputFamily& family, int64_t v);
+  // Writes output o of the body at the family's loop index (indexOf maps a
+  // tensor to its index there).
+  virtual void writeOutput(size_t o, int64_t v,
+                           const std::function<Index(const Val*)>& indexOf);
+  // Whether every output's plain loads come before any output's code.
+  virtual bool loadsAcrossOutputsFirst() const {
+    return options_.earlyLoadsEverywhere;
+  }
+  // The statement reordering slot `s` of `fam` when the plan names an
+  // interleaved cat among its outputs (kernel_plan.h), else "".
+  std::string interleavedCatOrder(const OutputFamily& fam) const;
+  // The grid-stride kernel over the families' slots, one body each.
+  KernelSource slotKernel(KernelSource ks, const std::string& params,
+                          const std::vector<std::string>& bodies);
+};
+
+}  // namespace codegen_detail
+}  // namespace nvfuser
