@@ -199,7 +199,8 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "predicated_loads",  // pads and cats in reduction loops keep branches
       "full_grid",         // pointwise grids: one resident wave, threads loop
       "interleaved_cat_block_order",  // warps, not blocks, on one cat part
-      "interleaved_cat_order",  // slots in order though warps straddle parts
+      "innermost_branch_order",  // slot order ignores innermost pads' sides
+      "interleaved_cat_order",   // slots in order though warps straddle parts
       "early_loads",  // loads where first used, after earlier branches
   };
   return byGroup(g, kDump, kEnable, kDisable);

@@ -129,13 +129,18 @@ void PointwiseKernelGenerator::writeOutput(
 // family's proven width, as a remap of s.
 std::string PointwiseKernelGenerator::interleavedCatOrder(
     const OutputFamily& fam) const {
-  if (!plan_.interleavedCat ||
-      std::find(fam.outputs.begin(), fam.outputs.end(),
-                plan_.interleavedCat->output) == fam.outputs.end()) {
+  const InterleavedCat* digit = nullptr;
+  for (const InterleavedCat& c : plan_.interleavedCats) {
+    if (digit == nullptr && std::find(fam.outputs.begin(), fam.outputs.end(),
+                                      c.output) != fam.outputs.end()) {
+      digit = &c;
+    }
+  }
+  if (digit == nullptr) {
     return "";
   }
-  std::optional<CatSlotOrder> o = catSlotOrder(
-      *plan_.interleavedCat, fam.slots, fam.vectorWidth, plan_.blockThreads);
+  std::optional<CatSlotOrder> o =
+      catSlotOrder(*digit, fam.slots, fam.vectorWidth, plan_.blockThreads);
   if (!o) {
     return "";
   }

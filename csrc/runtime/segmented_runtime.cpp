@@ -87,6 +87,8 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
   planOptions.vectorize = !options.disabled("vectorization");
   planOptions.interleavedCatBlockOrder =
       !options.disabled("interleaved_cat_block_order");
+  planOptions.innermostBranchOrder =
+      !options.disabled("innermost_branch_order");
   planOptions.device = deviceTraits(args);
   const Fusion& complete = segmented_->completeFusion();
   std::unordered_map<const Val*, size_t> lastUse;

@@ -4,7 +4,9 @@
 #include <vector>
 
 #include "analysis/tensor_shape.h"
+#include "ir/dtype.h"
 #include "ir/exprs.h"
+#include "scheduler/innermost_branches.h"
 
 namespace nvfuser {
 
@@ -105,24 +107,86 @@ std::optional<Digit> digitAfter(const std::vector<const Expr*>& chain) {
 
 }  // namespace
 
+namespace {
+// Output o's interleaved cat digit, if it is such a cat's chain.
+std::optional<InterleavedCat> catDigitOf(const Fusion& fusion, size_t o) {
+  const Val* out = fusion.outputs()[o];
+  if (!out->isTensor()) {
+    return std::nullopt;
+  }
+  std::vector<int64_t> shape = concreteShape(out->asTensor());
+  std::vector<const Expr*> chain = chainFromCat(out);
+  if (chain.empty() || product(shape, 0) == 0) {  // no slots to order
+    return std::nullopt;
+  }
+  std::optional<Digit> g = digitAfter(chain);
+  if (!g || g->extent < 2) {
+    return std::nullopt;
+  }
+  return InterleavedCat{o, linearInner(*g, shape), g->extent};
+}
+}  // namespace
+
 std::optional<InterleavedCat> findInterleavedCat(const Fusion& fusion) {
   for (size_t o = 0; o < fusion.outputs().size(); ++o) {
-    const Val* out = fusion.outputs()[o];
-    if (!out->isTensor()) {
-      continue;
+    if (std::optional<InterleavedCat> c = catDigitOf(fusion, o)) {
+      return c;
     }
-    std::vector<int64_t> shape = concreteShape(out->asTensor());
-    std::vector<const Expr*> chain = chainFromCat(out);
-    if (chain.empty() || product(shape, 0) == 0) {  // no slots to order
-      continue;
-    }
-    std::optional<Digit> g = digitAfter(chain);
-    if (!g || g->extent < 2) {
-      continue;
-    }
-    return InterleavedCat{o, linearInner(*g, shape), g->extent};
   }
   return std::nullopt;
+}
+
+std::optional<InterleavedCat> slotOrderDigit(const Fusion& fusion, size_t o,
+                                             bool innermostBranches,
+                                             int64_t minRunBytes) {
+  const Val* out = fusion.outputs()[o];
+  if (!out->isTensor()) {
+    return std::nullopt;
+  }
+  const int64_t elements = product(concreteShape(out->asTensor()), 0);
+  const int64_t bytes = dataTypeSize(out->dtype());
+  // The digit of `periods`: the finest unit and the least common span;
+  // none when its runs are too short or it does not repeat in the output.
+  auto digitOf = [&](const std::vector<BranchPeriod>& periods,
+                     bool pads) -> std::optional<InterleavedCat> {
+    if (periods.empty()) {
+      return std::nullopt;
+    }
+    int64_t unit = periods.front().unit, span = periods.front().span;
+    for (const BranchPeriod& b : periods) {
+      unit = std::gcd(unit, b.unit);
+      span = std::lcm(span, b.span);
+      if (span > elements) {
+        return std::nullopt;
+      }
+    }
+    if (unit < 1 || span / unit < 2 || unit * bytes < minRunBytes) {
+      return std::nullopt;
+    }
+    InterleavedCat digit{o, unit, span / unit};
+    digit.splitsPads = pads;
+    return digit;
+  };
+  std::vector<BranchPeriod> catPeriods;
+  if (std::optional<InterleavedCat> c = catDigitOf(fusion, o)) {
+    catPeriods.push_back({c->innerElements, c->innerElements * c->extent});
+  }
+  std::vector<BranchPeriod> all = catPeriods;
+  if (innermostBranches && elements > 0) {
+    // Pads whose sides change more often than runs of minRunBytes cannot
+    // be kept apart (stores would split sectors): the cat's order alone.
+    for (const BranchPeriod& b : innermostBranchPeriods(out->asTensor())) {
+      if (b.unit * bytes >= minRunBytes) {
+        all.push_back(b);
+      }
+    }
+  }
+  if (all.size() > catPeriods.size()) {
+    if (std::optional<InterleavedCat> d = digitOf(all, true)) {
+      return d;
+    }
+  }
+  return digitOf(catPeriods, false);
 }
 
 std::optional<CatSlotOrder> catSlotOrder(const InterleavedCat& cat,

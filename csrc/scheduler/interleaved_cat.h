@@ -4,7 +4,7 @@
 // (i / innerElements) % extent. When a run of innerElements is not a whole
 // number of warps' slots, warps straddle parts and run each part's branch
 // in turn; the generator then hands slots to threads in an order that keeps
-// each warp on one position (kernel_plan.h: KernelPlan::interleavedCat).
+// each warp on one position (kernel_plan.h: KernelPlan::interleavedCats).
 #pragma once
 
 #include <cstddef>
@@ -22,6 +22,9 @@ struct InterleavedCat {
   // Keep whole blocks, not only warps, on one position where a group of
   // them fits (catSlotOrder).
   bool blockUniform = true;
+  // The digit also separates the sides of pads on the innermost elements
+  // (slotOrderDigit), not only the positions of a cat.
+  bool splitsPads = false;
 };
 
 // The slot order of an interleaved cat's output family. Runs of R slots
@@ -55,5 +58,16 @@ std::optional<CatSlotOrder> catSlotOrder(const InterleavedCat& cat,
 // The first output that is a cat through permutes, reshapes, copies and
 // unary ops, with its digit; none when no output is.
 std::optional<InterleavedCat> findInterleavedCat(const Fusion& fusion);
+
+// The digit that orders output o's slots: its interleaved cat's (above),
+// combined with the periods of the branches on its innermost elements
+// when `innermostBranches` (innermost_branches.h): the finest unit U of
+// them all and the least common span P give the digit (i / U) % (P / U),
+// on which every one of those branches is uniform. Pads whose runs are
+// shorter than `minRunBytes` are left out; if the pads' digit is still too
+// fine, the cat's alone. None when o has neither.
+std::optional<InterleavedCat> slotOrderDigit(const Fusion& fusion, size_t o,
+                                             bool innermostBranches,
+                                             int64_t minRunBytes);
 
 }  // namespace nvfuser

@@ -43,6 +43,16 @@ bool reduces(const Fusion& fusion) {
   return false;
 }
 
+bool loopsToReduce(const Fusion& fusion) {
+  for (const Expr* e : fusion.exprs()) {
+    if (isReductionLike(e) &&
+        numel(e->input(0)->asTensor()) > numel(e->output(0)->asTensor())) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool passedByValue(const Val* input) {
   return !input->isTensor() || input->asTensor()->isCpuScalar();
 }

@@ -25,6 +25,9 @@ struct DeviceTraits {
 
 // Whether some expr of the fusion reduces (isReductionLike).
 bool reduces(const Fusion& fusion);
+// Whether some reduction of the fusion loops: reduces more than one element
+// into each of its outputs (a sum over a size-1 dim costs one load).
+bool loopsToReduce(const Fusion& fusion);
 
 // Whether a kernel takes this fusion input by value: scalars, and 0-dim CPU
 // tensors (torch.compile's constants), whose value is copied into the

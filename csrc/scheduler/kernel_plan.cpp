@@ -36,12 +36,22 @@ void planSlots(const Fusion& segment, const KernelPlanOptions& options,
   if (!options.interleavedCatOrder) {
     return;
   }
-  std::optional<InterleavedCat> cat = findInterleavedCat(segment);
-  if (cat && cat->innerElements *
-                     dataTypeSize(segment.outputs()[cat->output]->dtype()) >=
-                 kMinInterleavedRunBytes) {
-    plan->interleavedCat = cat;
-    plan->interleavedCat->blockUniform = options.interleavedCatBlockOrder;
+  for (size_t o = 0; o < segment.outputs().size(); ++o) {
+    std::optional<InterleavedCat> digit = slotOrderDigit(
+        segment, o, options.innermostBranchOrder, kMinInterleavedRunBytes);
+    if (!digit) {
+      continue;
+    }
+    // Whole blocks on one position where positions differ in cost (a
+    // kernel whose reductions loop: a GQA backward's k and v sum over their
+    // group's heads) or only a cat orders the slots; warps where the digit also
+    // splits pads' sides, so a rotate-half's two halves stay in one block
+    // (on the H200: partial rotary's backward 43.8 -> 36.7 us with warps,
+    // 41.0 with blocks; Llama-3's 86.4 -> 89.9 with warps, 85.8 with
+    // blocks; benchmarks/results/*session14*, call 5).
+    digit->blockUniform = options.interleavedCatBlockOrder &&
+                          (loopsToReduce(segment) || !digit->splitsPads);
+    plan->interleavedCats.push_back(*digit);
   }
 }
 

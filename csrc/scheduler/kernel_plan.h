@@ -53,11 +53,14 @@ struct KernelPlan {
   // 100.5% of copy bandwidth against 93.4%, and LitGPT RoPE backwards up
   // to 19% faster (phi-3.5's 5% slower; benchmarks/results/*session12*).
   bool fullGrid = false;
-  // Pointwise and SerialReduction: an output whose cat positions
-  // interleave in memory in runs of at least kMinInterleavedRunBytes; where
-  // a run is not a whole number of warps' slots, the generator orders slots
-  // so that every warp, or block, stays on one position (catSlotOrder).
-  std::optional<InterleavedCat> interleavedCat;
+  // Pointwise and SerialReduction: the outputs whose slots are ordered by
+  // a digit (slotOrderDigit: the positions of an interleaved cat, and,
+  // with innermostBranchOrder, of branches on the innermost elements) in
+  // runs of at least kMinInterleavedRunBytes; where a run is not a whole
+  // number of warps' slots, the generator orders a family's slots by its
+  // first such output's digit so that every warp, or block, stays on one
+  // position (catSlotOrder).
+  std::vector<InterleavedCat> interleavedCats;
   // Compiled with a register cap where that holds one more block per SM
   // and spills nothing (compiler/occupancy_tuner.h): row kernels always.
   bool capRegisters = false;
@@ -74,6 +77,9 @@ struct KernelPlanOptions {
   // Whole blocks on one cat position where they fit, not only warps
   // (NVFUSER_DISABLE=interleaved_cat_block_order: warps).
   bool interleavedCatBlockOrder = true;
+  // The digit also keeps warps on one side of the pads on the innermost
+  // elements (NVFUSER_DISABLE=innermost_branch_order: cats only).
+  bool innermostBranchOrder = true;
   bool vectorize = true;  // NVFUSER_DISABLE=vectorization: one lane
   DeviceTraits device;
 };

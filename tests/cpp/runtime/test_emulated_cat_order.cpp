@@ -83,7 +83,7 @@ TEST(InterleavedCatTest, AnEmptyOutputHasNoOrderToFind) {
   EXPECT_FALSE(findInterleavedCat(f).has_value());
   KernelPlan plan;
   EXPECT_TRUE(planKernel(SchedulerType::PointWise, f, &plan));
-  EXPECT_FALSE(plan.interleavedCat.has_value());
+  EXPECT_TRUE(plan.interleavedCats.empty());
 }
 
 TEST(InterleavedCatTest, WholeGroupsReorderedKernelMatchesAten) {
