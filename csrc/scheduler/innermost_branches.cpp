@@ -26,6 +26,11 @@ struct Reached {
 // Bounds the walk: a fusion of many ops still costs linear time.
 constexpr size_t kMaxReached = 4096;
 
+// Whether the last flag is set; true (stop the walk) when there is none.
+bool lastIs(const std::vector<bool>& flags) {
+  return flags.empty() || flags.back();
+}
+
 int64_t innermost(const Val* v) {
   std::vector<int64_t> shape = concreteShape(v->asTensor());
   return shape.empty() ? 1 : shape.back();
@@ -90,12 +95,12 @@ void BranchWalk::visit(const Expr* e, const Reached& r) {
       }
       return;
     case ExprType::Broadcast:
-      if (!exprAs<BroadcastOp>(e)->isBroadcastDim().back()) {
+      if (!lastIs(exprAs<BroadcastOp>(e)->isBroadcastDim())) {
         same(e->input(0), r);
       }
       return;
     case ExprType::Squeeze:
-      if (!exprAs<SqueezeOp>(e)->isSqueezed().back()) {
+      if (!lastIs(exprAs<SqueezeOp>(e)->isSqueezed())) {
         same(e->input(0), r);
       }
       return;
@@ -115,9 +120,9 @@ void BranchWalk::visit(const Expr* e, const Reached& r) {
       visitReshape(e, r);
       return;
     case ExprType::Slice: {
-      const SliceRange& last = exprAs<SliceOp>(e)->ranges().back();
-      if (last.step == 1) {
-        same(e->input(0), r, -last.start);
+      const std::vector<SliceRange>& ranges = exprAs<SliceOp>(e)->ranges();
+      if (!ranges.empty() && ranges.back().step == 1) {
+        same(e->input(0), r, -ranges.back().start);
       }
       return;
     }
@@ -145,6 +150,9 @@ void BranchWalk::visitReshape(const Expr* e, const Reached& r) {
 }
 
 void BranchWalk::visitPad(const PadOp* p, const Reached& r) {
+  if (p->widths().empty()) {
+    return;
+  }
   const auto& [before, after] = p->widths().back();
   const Val* u = p->input(0);
   if (before != 0 || after != 0) {
