@@ -1,11 +1,13 @@
-// Generates one CUDA kernel for a pointwise segment (its extracted Fusion).
-// Outputs are grouped into families by loop domain (their shape without
-// size-1 dims); one launch covers every family, each a grid-stride range of
-// "slots" of V consecutive innermost elements. Every value is an expression
-// of the loop indices, built by walking back from the outputs through each
-// op's dimension map (broadcast, expand, permute, squeeze, reshape, slice,
-// pad, cat). Values needed at the same index are computed once; at
-// different indices (rotate-half), once per index. Loads and stores are
+// Generates one CUDA kernel for a segment (its extracted Fusion) from the
+// accepting scheduler's plan: pointwise, serial reduction or rows, each
+// strategy a generator of its own (value_builder.h). Outputs are grouped
+// into families by loop domain (their shape without size-1 dims); one
+// launch covers every family, each a grid-stride range of "slots" of V
+// consecutive innermost elements (rows: a block per row). Every value is an
+// expression of the loop indices, built by walking back from the outputs
+// through each op's dimension map (broadcast, expand, permute, squeeze,
+// reshape, slice, pad, cat). Values needed at the same index are computed once;
+// at different indices (rotate-half), once per index. Loads and stores are
 // vectorized (up to 16 bytes) where the index expression and the input's
 // strides and alignment prove the V elements contiguous and aligned.
 #pragma once

@@ -94,6 +94,13 @@ void KernelValueBuilder::chooseIndexType() {
     }
     maxNumel = std::max(maxNumel, last);
   }
+  // The slot loop counts every family's slots together (a slot is at
+  // least one element): families of 2^31 elements together would wrap it.
+  int64_t families = 0;
+  for (const OutputFamilyPlan& f : plan_.families) {
+    families += f.numel;
+  }
+  maxNumel = std::max(maxNumel, families);
   // Unsigned 32-bit index math when everything fits: divisions by constant
   // extents are then one multiply-high. Every index the walk computes is
   // non-negative where it is used (pad and cat subtract only inside the

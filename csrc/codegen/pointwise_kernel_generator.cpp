@@ -1,5 +1,6 @@
 #include "codegen/pointwise_kernel_generator.h"
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <sstream>

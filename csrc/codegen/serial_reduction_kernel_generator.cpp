@@ -20,6 +20,8 @@ KernelSource SerialReductionKernelGenerator::generate(const std::string& name) {
     bodies.push_back(provenFamilyBody(fam, f));
     split_ = plan_.split.factorFor(fam.slots);
     if (split_ > 1) {  // a lone sum: the only family
+      NVF_ASSERT(ks.families.size() == 1, "a split sum next to ",
+                 ks.families.size() - 1, " other output families");
       splitAxis_ = plan_.split.axis;
       splitSum_ = plan_.split.sum->output(0);
       findStreamedInputs();

@@ -246,7 +246,8 @@ class KernelValueBuilder {
   const KernelPlan plan_;              // the scheduler's: the strategy built
   std::vector<TensorLayout> layouts_;  // per fusion input
   KernelCodegenOptions options_;
-  // "int" when every tensor of the kernel has fewer than 2^31 elements.
+  // "unsigned" when every tensor, every input's farthest element and all
+  // families' slots together fit under 2^31 - 1024 (chooseIndexType).
   std::string indexType_ = "int64_t";
   std::ostringstream body_;
   int indent_ = 6;

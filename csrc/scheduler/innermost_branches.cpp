@@ -12,14 +12,14 @@ namespace nvfuser {
 namespace {
 
 // A tensor reached by the walk: its innermost coordinate x satisfies
-// x + off = (i / a) % n over the output elements i that read it.
+// x + off = i % n over the output elements i that read it (the walk only
+// follows the innermost dim, so it is always the output's lowest digit).
 struct Reached {
   const Val* v;
-  int64_t a;
   int64_t n;
   int64_t off;
   bool operator<(const Reached& o) const {
-    return std::tie(v, a, n, off) < std::tie(o.v, o.a, o.n, o.off);
+    return std::tie(v, n, off) < std::tie(o.v, o.n, o.off);
   }
 };
 
@@ -41,7 +41,7 @@ class BranchWalk {
   explicit BranchWalk(const TensorView* out) {
     const int64_t n = innermost(out);
     if (n > 1) {
-      push(Reached{out, 1, n, 0});
+      push(Reached{out, n, 0});
     }
     while (!stack_.empty() && seen_.size() < kMaxReached) {
       Reached r = stack_.back();
@@ -61,7 +61,7 @@ class BranchWalk {
   }
   // The same innermost coordinate, shifted by `shift` more.
   void same(const Val* u, const Reached& r, int64_t shift = 0) {
-    push(Reached{u, r.a, r.n, r.off + shift});
+    push(Reached{u, r.n, r.off + shift});
   }
   // A branch whose conditions compare x with `bounds` (x + off = y).
   void branch(const Reached& r, const std::vector<int64_t>& bounds) {
@@ -69,7 +69,7 @@ class BranchWalk {
     for (int64_t b : bounds) {
       g = std::gcd(g, b + r.off < 0 ? -(b + r.off) : b + r.off);
     }
-    periods.push_back(BranchPeriod{r.a * g, r.a * r.n});
+    periods.push_back(BranchPeriod{g, r.n});
   }
   void visit(const Expr* e, const Reached& r);
   void visitReshape(const Expr* e, const Reached& r);
@@ -145,7 +145,7 @@ void BranchWalk::visitReshape(const Expr* e, const Reached& r) {
     same(u, r);
   } else if (nIn > 1 && nT % nIn == 0 && r.n % nIn == 0 && r.off % nIn == 0) {
     // The input's innermost dim is the low digit of ours.
-    push(Reached{u, r.a, nIn, 0});
+    push(Reached{u, nIn, 0});
   }
 }
 

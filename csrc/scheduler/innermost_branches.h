@@ -2,8 +2,9 @@
 // innermost dim (a RoPE backward's rotate-half, slice_backward, and
 // partial rotary's rotated and passed dims). Cats along it are walked
 // through but not counted (a forward's rotate-half measured slower with
-// warps on one half). Each is uniform over runs of `unit` consecutive elements
-// of the output's row-major order and repeats every `span` elements, so an
+// warps on one half). Each is uniform over the runs of `unit` consecutive
+// elements that start at multiples of `unit` in the output's row-major
+// order, and repeats every `span` elements, so an
 // order of slots that keeps a warp (block) on one run of every branch keeps
 // it off divergent branches (interleaved_cat.h orders slots by such a
 // digit). Found by walking back from the output through ops that keep the

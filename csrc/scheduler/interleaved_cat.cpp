@@ -168,8 +168,13 @@ std::optional<InterleavedCat> slotOrderDigit(const Fusion& fusion, size_t o,
     return digit;
   };
   std::vector<BranchPeriod> catPeriods;
-  if (std::optional<InterleavedCat> c = catDigitOf(fusion, o)) {
-    catPeriods.push_back({c->innerElements, c->innerElements * c->extent});
+  // A cat whose runs are too short still counts (its digit and any with
+  // it are then too fine: no order). Dropping it to order by pads alone
+  // would change kernels never measured (phi-3.5's HF backward).
+  std::optional<InterleavedCat> cat = catDigitOf(fusion, o);
+  if (cat) {
+    catPeriods.push_back(
+        {cat->innerElements, cat->innerElements * cat->extent});
   }
   std::vector<BranchPeriod> all = catPeriods;
   if (innermostBranches && elements > 0) {
@@ -181,12 +186,16 @@ std::optional<InterleavedCat> slotOrderDigit(const Fusion& fusion, size_t o,
       }
     }
   }
+  std::optional<InterleavedCat> catOnly = digitOf(catPeriods, false);
   if (all.size() > catPeriods.size()) {
-    if (std::optional<InterleavedCat> d = digitOf(all, true)) {
+    std::optional<InterleavedCat> d = digitOf(all, true);
+    // Pads that split nothing finer than the cat leave the cat's digit.
+    if (d && !(catOnly && catOnly->innerElements == d->innerElements &&
+               catOnly->extent == d->extent)) {
       return d;
     }
   }
-  return digitOf(catPeriods, false);
+  return catOnly;
 }
 
 std::optional<CatSlotOrder> catSlotOrder(const InterleavedCat& cat,

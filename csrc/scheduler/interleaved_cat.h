@@ -4,7 +4,9 @@
 // (i / innerElements) % extent. When a run of innerElements is not a whole
 // number of warps' slots, warps straddle parts and run each part's branch
 // in turn; the generator then hands slots to threads in an order that keeps
-// each warp on one position (kernel_plan.h: KernelPlan::interleavedCats).
+// each warp, or block, on one position (catSlotOrder; kernel_plan.h:
+// KernelPlan::interleavedCats). The same digit can also separate the sides
+// of pads on the innermost elements (slotOrderDigit).
 #pragma once
 
 #include <cstddef>

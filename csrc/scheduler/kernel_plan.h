@@ -57,9 +57,9 @@ struct KernelPlan {
   // a digit (slotOrderDigit: the positions of an interleaved cat, and,
   // with innermostBranchOrder, of branches on the innermost elements) in
   // runs of at least kMinInterleavedRunBytes; where a run is not a whole
-  // number of warps' slots, the generator orders a family's slots by its
-  // first such output's digit so that every warp, or block, stays on one
-  // position (catSlotOrder).
+  // number of the unit's slots (a warp's, or a block's), the generator
+  // orders a family's slots by its first such output's digit so that every
+  // warp, or block, stays on one position (catSlotOrder).
   std::vector<InterleavedCat> interleavedCats;
   // Compiled with a register cap where that holds one more block per SM
   // and spills nothing (compiler/occupancy_tuner.h): row kernels always.

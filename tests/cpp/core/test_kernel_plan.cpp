@@ -210,4 +210,27 @@ TEST(KernelPlanTest, TheGeneratorTakesThePlansWidthsAndBlock) {
   EXPECT_EQ(ks.block, 128);  // 256 one-element vectors: 2 per thread
 }
 
+TEST(KernelPlanTest, FamiliesTogetherPast2To31SlotsIndexIn64Bits) {
+  // Three families of 2^30, 1.5 x 2^30 and 1.5 x 2^30 elements: each fits
+  // unsigned 32-bit math, but the slot loop counts them together; with
+  // unsigned slots it would wrap and never end.
+  Fusion f;
+  for (const std::vector<int64_t>& shape :
+       {std::vector<int64_t>{int64_t(1) << 30},
+        std::vector<int64_t>{3, int64_t(1) << 29},
+        std::vector<int64_t>{int64_t(1) << 29, 3}}) {
+    TensorView* x = defineTensor(f, shape, DataType::Float);
+    f.addOutput(unaryOp(UnaryOpType::Neg, x));
+  }
+  KernelSource ks = generateKernel(f, "k", {});
+  ASSERT_EQ(ks.families.size(), 3u);
+  EXPECT_NE(ks.code.find("for (int64_t slot"), std::string::npos);
+  // One such family alone keeps 32-bit slots.
+  Fusion one;
+  one.addOutput(unaryOp(UnaryOpType::Neg, defineTensor(one, {int64_t(1) << 30},
+                                                       DataType::Float)));
+  EXPECT_NE(generateKernel(one, "k", {}).code.find("for (unsigned slot"),
+            std::string::npos);
+}
+
 }  // namespace nvfuser
