@@ -73,13 +73,18 @@ std::string KernelValueBuilder::declareParameters(KernelSource& ks) {
   return params.str();
 }
 
-void KernelValueBuilder::chooseIndexType() {
-  int64_t maxNumel = 0;
+int64_t KernelValueBuilder::largestTensorNumel() const {
+  int64_t largest = 0;
   for (const Val* val : fusion_.vals()) {
     if (val->isTensor()) {
-      maxNumel = std::max(maxNumel, numel(val->asTensor()));
+      largest = std::max(largest, numel(val->asTensor()));
     }
   }
+  return largest;
+}
+
+void KernelValueBuilder::chooseIndexType() {
+  int64_t maxNumel = largestTensorNumel();
   // The farthest element an input is read at (its view may span more
   // memory than its elements, e.g. a slice of a wider row).
   for (size_t i = 0; i < fusion_.inputs().size(); ++i) {

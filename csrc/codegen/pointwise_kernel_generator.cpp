@@ -16,11 +16,17 @@ namespace codegen_detail {
 KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
   std::string params;
   KernelSource ks = beginKernel(name, &params);
+  std::vector<std::string> bodies = provenFamilyBodies(ks);
+  return slotKernel(std::move(ks), params, bodies);
+}
+
+std::vector<std::string> PointwiseKernelGenerator::provenFamilyBodies(
+    KernelSource& ks) {
   std::vector<std::string> bodies;
   for (size_t f = 0; f < ks.families.size(); ++f) {
     bodies.push_back(provenFamilyBody(ks.families[f], f));
   }
-  return slotKernel(std::move(ks), params, bodies);
+  return bodies;
 }
 
 std::string PointwiseKernelGenerator::provenFamilyBody(OutputFamily& fam,

@@ -23,6 +23,8 @@ class PointwiseKernelGenerator : public KernelValueBuilder {
   // Family f's body at the widest width it proves (from the plan's), and
   // that width and its slots set in fam.
   std::string provenFamilyBody(OutputFamily& fam, size_t f);
+  // provenFamilyBody of every family, in order.
+  std::vector<std::string> provenFamilyBodies(KernelSource& ks);
   // The body of one family for slot-relative element index `i`, with v
   // lanes; throws NotVectorizable when v lanes cannot be proven contiguous.
   std::string familyBody(const OutputFamily& family, int64_t v);

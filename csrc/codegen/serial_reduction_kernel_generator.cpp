@@ -14,20 +14,20 @@ namespace codegen_detail {
 KernelSource SerialReductionKernelGenerator::generate(const std::string& name) {
   std::string params;
   KernelSource ks = beginKernel(name, &params);
-  std::vector<std::string> bodies;
-  for (size_t f = 0; f < ks.families.size(); ++f) {
-    OutputFamily& fam = ks.families[f];
-    bodies.push_back(provenFamilyBody(fam, f));
-    split_ = plan_.split.factorFor(fam.slots);
-    if (split_ > 1) {  // a lone sum: the only family
-      NVF_ASSERT(ks.families.size() == 1, "a split sum next to ",
-                 ks.families.size() - 1, " other output families");
-      splitAxis_ = plan_.split.axis;
-      splitSum_ = plan_.split.sum->output(0);
-      findStreamedInputs();
-      std::string body = provenFamilyBody(fam, f);  // chunked loops
-      return generateSplit(std::move(ks), params, body);
-    }
+  std::vector<std::string> bodies = provenFamilyBodies(ks);
+  // The plan splits only a lone sum (splittableSum): the only output, so
+  // the only family.
+  NVF_ASSERT(plan_.split.sum == nullptr || ks.families.size() == 1,
+             "a split sum next to other output families");
+  split_ = plan_.split.sum == nullptr
+               ? 1
+               : plan_.split.factorFor(ks.families[0].slots);
+  if (split_ > 1) {
+    splitAxis_ = plan_.split.axis;
+    splitSum_ = plan_.split.sum->output(0);
+    findStreamedInputs();
+    std::string body = provenFamilyBody(ks.families[0], 0);  // chunked loops
+    return generateSplit(std::move(ks), params, body);
   }
   return slotKernel(std::move(ks), params, bodies);
 }
@@ -59,12 +59,7 @@ SerialReductionKernelGenerator::reductionLoopRange(int64_t dim,
 }
 
 void SerialReductionKernelGenerator::findStreamedInputs() {
-  int64_t largest = 0;
-  for (const Val* v : fusion_.vals()) {
-    if (v->isTensor()) {
-      largest = std::max(largest, numel(v->asTensor()));
-    }
-  }
+  const int64_t largest = largestTensorNumel();
   for (size_t i = 0; i < fusion_.inputs().size(); ++i) {
     const Val* in = fusion_.inputs()[i];
     if (!in->isTensor()) {

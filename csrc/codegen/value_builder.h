@@ -105,6 +105,8 @@ class KernelValueBuilder {
   std::string declareParameters(KernelSource& ks);
   // 32-bit unsigned index math when every offset fits (indexType_).
   void chooseIndexType();
+  // Elements of the fusion's largest tensor (its iteration space).
+  int64_t largestTensorNumel() const;
   // Starts a body of v lanes: no statements, one empty scope.
   void resetBody(int64_t v);
 

@@ -127,15 +127,6 @@ std::optional<InterleavedCat> catDigitOf(const Fusion& fusion, size_t o) {
 }
 }  // namespace
 
-std::optional<InterleavedCat> findInterleavedCat(const Fusion& fusion) {
-  for (size_t o = 0; o < fusion.outputs().size(); ++o) {
-    if (std::optional<InterleavedCat> c = catDigitOf(fusion, o)) {
-      return c;
-    }
-  }
-  return std::nullopt;
-}
-
 std::optional<InterleavedCat> slotOrderDigit(const Fusion& fusion, size_t o,
                                              bool innermostBranches,
                                              int64_t minRunBytes) {

@@ -57,11 +57,8 @@ std::optional<CatSlotOrder> catSlotOrder(const InterleavedCat& cat,
                                          int64_t slots, int64_t lanes,
                                          int64_t blockThreads);
 
-// The first output that is a cat through permutes, reshapes, copies and
-// unary ops, with its digit; none when no output is.
-std::optional<InterleavedCat> findInterleavedCat(const Fusion& fusion);
-
-// The digit that orders output o's slots: its interleaved cat's (above),
+// The digit that orders output o's slots: its interleaved cat's (o is a
+// cat through permutes, reshapes, copies and unary ops),
 // combined with the periods of the branches on its innermost elements
 // when `innermostBranches` (innermost_branches.h): the finest unit U of
 // them all and the least common span P give the digit (i / U) % (P / U),

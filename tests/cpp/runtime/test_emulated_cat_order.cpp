@@ -53,12 +53,26 @@ void expectMatchesAten(Fusion& f, const std::vector<at::Tensor>& inputs) {
   ASSERT_EQ(run.kernels, 1u);
   EXPECT_TRUE(at::equal(run.outs[0], run.ref[0]));
 }
+
+// A qkv gradient whose kernel orders `ordered` slots with `unit` (a
+// kWarps or kBlocks marker) and keeps the rest in order; numerics on the
+// emulator.
+void expectOrderedWithTail(int64_t B, int64_t H, int64_t T, int64_t D,
+                           const char* unit, int64_t ordered) {
+  Fusion f;
+  qkvGradient(f, B, H, T, D);
+  const std::string code = kernelCode(f);
+  EXPECT_NE(code.find(unit), std::string::npos);
+  EXPECT_NE(code.find("if (s < " + std::to_string(ordered) + ")"),
+            std::string::npos);
+  expectMatchesAten(f, {at::randn({B, H, T, D}), at::randn({B, H, T, D})});
+}
 }  // namespace
 
 TEST(InterleavedCatTest, FindsTheCatPositionInTheOutputsOrder) {
   Fusion f;
   qkvGradient(f, 2, 4, 8, 16);
-  std::optional<InterleavedCat> c = findInterleavedCat(f);
+  std::optional<InterleavedCat> c = slotOrderDigit(f, 0, false, 0);
   ASSERT_TRUE(c.has_value());
   EXPECT_EQ(c->output, 0u);
   EXPECT_EQ(c->innerElements, 16);  // D: the dims inside the cat dim
@@ -72,7 +86,7 @@ TEST(InterleavedCatTest, ACatComputedFurtherIsNotOne) {
   TensorView* b = defineTensor(f, {4, 8}, DataType::Float);
   TensorView* c = cat({a, b}, 0);
   f.addOutput(binaryOp(BinaryOpType::Mul, c, c));
-  EXPECT_FALSE(findInterleavedCat(f).has_value());
+  EXPECT_FALSE(slotOrderDigit(f, 0, false, 0).has_value());
 }
 
 TEST(InterleavedCatTest, AnEmptyOutputHasNoOrderToFind) {
@@ -80,7 +94,7 @@ TEST(InterleavedCatTest, AnEmptyOutputHasNoOrderToFind) {
   // by them).
   Fusion f;
   qkvGradient(f, 2, 0, 8, 16);
-  EXPECT_FALSE(findInterleavedCat(f).has_value());
+  EXPECT_FALSE(slotOrderDigit(f, 0, false, 0).has_value());
   KernelPlan plan;
   EXPECT_TRUE(planKernel(SchedulerType::PointWise, f, &plan));
   EXPECT_TRUE(plan.interleavedCats.empty());
@@ -100,13 +114,7 @@ TEST(InterleavedCatTest, BlockGroupsWithATailMatchAten) {
   // Runs of 4 slots, 32 per 128-thread block: groups of 32 x 3 x 4 = 384
   // slots; B T H = 80 runs per position give 960 slots, 192 past the
   // second group.
-  const int64_t B = 2, H = 8, T = 5, D = 16;
-  Fusion f;
-  qkvGradient(f, B, H, T, D);
-  const std::string code = kernelCode(f);
-  EXPECT_NE(code.find(kBlocks), std::string::npos);
-  EXPECT_NE(code.find("if (s < 768)"), std::string::npos);
-  expectMatchesAten(f, {at::randn({B, H, T, D}), at::randn({B, H, T, D})});
+  expectOrderedWithTail(2, 8, 5, 16, kBlocks, 768);
 }
 
 TEST(InterleavedCatTest, OrderTakesBlocksWhereAGroupOfThemFits) {
@@ -137,14 +145,8 @@ TEST(InterleavedCatTest, OrderTakesBlocksWhereAGroupOfThemFits) {
 TEST(InterleavedCatTest, TailSlotsKeepTheirOrderAndMatchAten) {
   // Runs of 20 / 4 = 5 slots: 32 runs per warp-aligned group, and
   // B T H = 2 x 3 x 7 = 42 runs leave a tail past the only whole group.
-  const int64_t B = 2, H = 7, T = 3, D = 20;
-  Fusion f;
-  qkvGradient(f, B, H, T, D);
-  const std::string code = kernelCode(f);
-  // No group of 128 runs x 3 x 5 slots fits the 630: warps.
-  EXPECT_NE(code.find(kWarps), std::string::npos);
-  EXPECT_NE(code.find("if (s < 480)"), std::string::npos);  // 32 x 3 x 5
-  expectMatchesAten(f, {at::randn({B, H, T, D}), at::randn({B, H, T, D})});
+  // No group of 128 runs x 3 x 5 slots fits the 630: warps, 32 x 3 x 5.
+  expectOrderedWithTail(2, 7, 3, 20, kWarps, 480);
 }
 
 TEST(InterleavedCatTest, SwitchedOffOrRunsOfWholeUnitsKeepTheOrder) {
@@ -175,7 +177,7 @@ TEST(InterleavedCatTest, RunsShorterThanASectorKeepTheOrder) {
   // per 32-byte sector, 3 sectors apart.
   Fusion narrow;
   qkvGradient(narrow, 2, 8, 8, 4);
-  ASSERT_TRUE(findInterleavedCat(narrow).has_value());
+  ASSERT_TRUE(slotOrderDigit(narrow, 0, false, 0).has_value());
   EXPECT_EQ(kernelCode(narrow).find(kReordered), std::string::npos);
   // D = 8 floats: 32 bytes, runs of two 4-lane slots; reordered.
   Fusion sector;
