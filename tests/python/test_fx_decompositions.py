@@ -92,3 +92,62 @@ def test_min_cut_saves_no_float_logits():
              if hasattr(o, "meta") and "val" in o.meta and
              tuple(o.meta["val"].shape) == (64, 1000)]
     assert all(dtype == torch.bfloat16 for _, dtype in saved), saved
+
+
+def _rope_with_cos_grad(q, cos, sin):
+    """HF rotate-half RoPE in float on bf16 q, cos and sin taking
+    gradients (the Qwen2.5 variant of benchmarks/rope)."""
+    qf = q.float()
+    half = qf.shape[-1] // 2
+    rot = torch.cat([-qf[..., half:], qf[..., :half]], dim=-1)
+    return (qf * cos.float() + rot * sin.float()).to(torch.bfloat16).sum()
+
+
+def test_min_cut_recomputes_rotate_half_instead_of_saving_it():
+    pytest.importorskip("networkx")
+    partitioners = pytest.importorskip("torch._functorch.partitioners")
+    if not hasattr(partitioners, "get_default_op_list"):
+        pytest.skip("torch %s's partitioner has no op list to extend"
+                    % torch.__version__)
+    from nvfuser.fx.decompositions import min_cut_partition
+    q = torch.randn(1, 4, 16, 8, dtype=torch.bfloat16, requires_grad=True)
+    cos = torch.randn(1, 1, 16, 8, dtype=torch.bfloat16, requires_grad=True)
+    sin = torch.randn(1, 1, 16, 8, dtype=torch.bfloat16, requires_grad=True)
+    fw, bw, _ = _graphs_of_step(
+        _rope_with_cos_grad, [q, cos, sin], partition=min_cut_partition,
+        compiler=lambda gm, _: make_boxed_func(gm))
+    out = [n for n in fw.graph.nodes if n.op == "output"][0].args[0]
+    saved = [(o.name, o.meta["val"].dtype) for o in out
+             if hasattr(o, "meta") and "val" in o.meta and
+             tuple(o.meta["val"].shape) == tuple(q.shape)]
+    # Only q itself (bf16); torch's allowlist alone saves the float cat.
+    assert all(dtype == torch.bfloat16 for _, dtype in saved), saved
+    assert any(getattr(n.target, "overloadpacket", None) is torch.ops.aten.cat
+               for n in call_nodes(bw))
+    # The gradients are eager's.
+    ref = [t.detach().clone().requires_grad_() for t in (q, cos, sin)]
+    _rope_with_cos_grad(*ref).backward()
+    for got, want in zip((q, cos, sin), ref):
+        torch.testing.assert_close(got.grad, want.grad)
+
+
+def test_op_list_gains_cat_and_pad_and_keeps_the_rest():
+    # The extension itself, on any torch: a stand-in for torch's OpTypes.
+    import dataclasses
+    from nvfuser.fx.decompositions import _with_our_fusible_ops
+    aten = torch.ops.aten
+
+    @dataclasses.dataclass
+    class OpTypes:
+        fusible_ops: set
+        compute_intensive_ops: set
+        recomputable_ops: set
+
+    def default():
+        return OpTypes({aten.add}, {aten.mm}, {aten.add})
+    types = _with_our_fusible_ops(default)()
+    assert types.recomputable_ops == {aten.add, aten.cat,
+                                      aten.constant_pad_nd}
+    assert types.fusible_ops == types.recomputable_ops
+    assert types.compute_intensive_ops == {aten.mm}
+    assert default().recomputable_ops == {aten.add}  # not mutated

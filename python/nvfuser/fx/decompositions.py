@@ -12,7 +12,15 @@ logits the forward keeps anyway, and only two values per row are saved.
 takes the log-probabilities, whose values it never reads (only their
 shape), and that argument alone would keep them alive. Ours reads only the
 targets.
+
+``cat`` and ``constant_pad_nd`` are recomputable in the min-cut partition
+(torch's allowlist is Inductor's, which does not fuse them as producers;
+ours does), so a rotate-half is recomputed from the q it rotates.
 """
+
+import contextlib
+import dataclasses
+import threading
 
 import torch
 
@@ -53,12 +61,59 @@ def _drop_detaches(joint):
     joint.recompile()
 
 
+# Ops our kernels fuse that torch's min-cut allowlist (written for
+# Inductor) does not let the backward recompute. A rotate-half is a cat:
+# saved, a RoPE whose cos and sin take gradients (the Qwen2.5 variant of
+# benchmarks/rope) wrote a float rotate-half of q and k in the forward and
+# read it in the backward, 67 of its 230 MB, next to the bf16 q it
+# recomputes everything else from.
+_FUSIBLE_BEYOND_ALLOWLIST = ("cat", "constant_pad_nd")
+_op_list_lock = threading.Lock()
+
+
+def _with_our_fusible_ops(default_op_list):
+    """default_op_list (torch's get_default_op_list) with our extra
+    fusible ops recomputable and fusible."""
+    def op_list():
+        types = default_op_list()
+        extra = [getattr(torch.ops.aten, n) for n in _FUSIBLE_BEYOND_ALLOWLIST]
+        grown = {f: type(getattr(types, f))(list(getattr(types, f)) + extra)
+                 for f in ("recomputable_ops", "fusible_ops")}
+        return dataclasses.replace(types, **grown)
+    return op_list
+
+
+@contextlib.contextmanager
+def _our_fusible_ops():
+    """torch's partitioner asks get_default_op_list, a module global, what
+    it may recompute (torch 2.x); without it (torch 1.13) nothing
+    changes. The lock keeps concurrent partitions from restoring each
+    other's lists."""
+    try:
+        from torch._functorch import partitioners
+    except ImportError:
+        partitioners = None
+    default = getattr(partitioners, "get_default_op_list", None)
+    if default is None:
+        yield
+        return
+    with _op_list_lock:
+        partitioners.get_default_op_list = _with_our_fusible_ops(default)
+        try:
+            yield
+        finally:
+            partitioners.get_default_op_list = default
+
+
 def min_cut_partition(joint, joint_inputs, **kwargs):
     """torch's min-cut rematerialization partition of the joint graph
-    without its detaches (_drop_detaches)."""
+    without its detaches (_drop_detaches), with cat and constant_pad_nd
+    recomputable (_FUSIBLE_BEYOND_ALLOWLIST)."""
     from functorch.compile import min_cut_rematerialization_partition
     _drop_detaches(joint)
-    return min_cut_rematerialization_partition(joint, joint_inputs, **kwargs)
+    with _our_fusible_ops():
+        return min_cut_rematerialization_partition(joint, joint_inputs,
+                                                   **kwargs)
 
 
 def aot_decompositions():
