@@ -18,7 +18,9 @@ TORCH = {DataType.BFloat16: torch.bfloat16, DataType.Float: torch.float32,
 
 # layout: "litgpt" (fused interleaved qkv), "hf" (separate q/k/v),
 # "hf_fused" (one contiguous [q|k|v]); cos: "TR" / "1TR" input tables,
-# "input" ([B,T,D] inputs that require grad), "ingraph" (from position ids).
+# "input" ([B,T,D] inputs that require grad), "ingraph" (from position ids),
+# "pairs" ([T, D/2] tables rotating adjacent pairs x[2k], x[2k+1]: Meta's
+# Llama reference, torchtune and GPT-J; every other variant rotates halves).
 CONFIGS = {
     "llama_2_7b_litgpt": dict(layout="litgpt", B=2, H=32, G=32, D=128,
                               R=128, cos="TR", ret_v=False),
@@ -38,6 +40,8 @@ CONFIGS = {
                             cos="ingraph"),
     "partial_rotary": dict(layout="litgpt", B=1, H=32, G=32, D=80, R=32,
                            cos="1TR", ret_v=False),
+    "llama_2_7b_pairs": dict(layout="hf", B=1, H=32, G=32, D=128, R=128,
+                             cos="pairs"),
 }
 
 
@@ -155,6 +159,37 @@ def _hf_cos_sin(fd, c, dt):
             fd.ops.broadcast_in_dim(sin, [B, 1, T, D], [0, 2, 3]))
 
 
+def _pair_tables(fd, c, dt):
+    """[T, D/2] cos and sin of the pair rotation."""
+    T, D = c["T"], c["D"]
+    return (fd.define_tensor(shape=[T, D // 2], dtype=dt),
+            fd.define_tensor(shape=[T, D // 2], dtype=dt))
+
+
+def _rotate_pairs(fd, x, cos, sin, shape, dt, sign):
+    """x [B,n,T,D] viewed as [B,n,T,D/2,2]: each pair (a, b) becomes
+    (a c - b s, b c + a s) (sign 1: the forward) or (a c + b s, b c - a s)
+    (sign -1: its transpose, the gradient), as an FD author writes it:
+    slices of the pair dim, cat, and the view back."""
+    B, n, T, D = shape
+    pairs = [B, n, T, D // 2, 2]
+    xp = fd.ops.reshape(fd.ops.cast(x, DataType.Float), pairs)
+    a = fd.ops.slice(xp, [0] * 5, pairs[:4] + [1])
+    b = fd.ops.slice(xp, [0, 0, 0, 0, 1], pairs)
+
+    def table(t):
+        return fd.ops.broadcast_in_dim(fd.ops.cast(t, DataType.Float),
+                                       pairs[:4] + [1], [2, 3])
+    c, s = table(cos), table(sin)
+    first, second = fd.ops.mul(a, c), fd.ops.mul(b, c)
+    bs, as_ = fd.ops.mul(b, s), fd.ops.mul(a, s)
+    if sign > 0:
+        out = [fd.ops.sub(first, bs), fd.ops.add(second, as_)]
+    else:
+        out = [fd.ops.add(first, bs), fd.ops.sub(second, as_)]
+    return fd.ops.cast(fd.ops.reshape(fd.ops.cat(out, dim=-1), shape), dt)
+
+
 def _heads(fd, x, B, T, n, D):
     return fd.ops.permute(fd.ops.reshape(x, [B, T, n, D]), [0, 2, 1, 3])
 
@@ -216,11 +251,18 @@ def _hf_forward(fd, c, dt):
         q_lin = fd.define_tensor(shape=[B, T, H * D], dtype=dt)
         k_lin = fd.define_tensor(shape=[B, T, G * D], dtype=dt)
         v_lin = fd.define_tensor(shape=[B, T, G * D], dtype=dt)
-    cos_u, sin_u = _hf_cos_sin(fd, c, dt)
-    q = _rope(fd, _heads(fd, q_lin, B, T, H, D), cos_u, sin_u, [B, H, T, D],
-              dt)
-    k = _rope(fd, _heads(fd, k_lin, B, T, G, D), cos_u, sin_u, [B, G, T, D],
-              dt)
+    if c["cos"] == "pairs":
+        cos_t, sin_t = _pair_tables(fd, c, dt)
+
+        def rope(x, shape):
+            return _rotate_pairs(fd, x, cos_t, sin_t, shape, dt, 1)
+    else:
+        cos_u, sin_u = _hf_cos_sin(fd, c, dt)
+
+        def rope(x, shape):
+            return _rope(fd, x, cos_u, sin_u, shape, dt)
+    q = rope(_heads(fd, q_lin, B, T, H, D), [B, H, T, D])
+    k = rope(_heads(fd, k_lin, B, T, G, D), [B, G, T, D])
     v = _heads(fd, v_lin, B, T, G, D)
 
     def repeat(t):
@@ -281,10 +323,19 @@ def _hf_backward(fd, c, dt):
     if grads_cos:
         q_lin = fd.define_tensor(shape=[B, T, H * D], dtype=dt)
         k_lin = fd.define_tensor(shape=[B, T, G * D], dtype=dt)
-    cos_u, sin_u = _hf_cos_sin(fd, c, dt)
+    if c["cos"] == "pairs":
+        cos_t, sin_t = _pair_tables(fd, c, dt)
+
+        def grad(g, shape):
+            return _rotate_pairs(fd, g, cos_t, sin_t, shape, dt, -1)
+    else:
+        cos_u, sin_u = _hf_cos_sin(fd, c, dt)
+
+        def grad(g, shape):
+            return _rope_grad(fd, g, cos_u, sin_u, shape, dt)
     gk_sum = _sum_repeat(fd, gk, c, dt)
-    dq = _rope_grad(fd, gq, cos_u, sin_u, full, dt)
-    dk = _rope_grad(fd, gk_sum, cos_u, sin_u, [B, G, T, D], dt)
+    dq = grad(gq, full)
+    dk = grad(gk_sum, [B, G, T, D])
     dv = _sum_repeat(fd, gv, c, dt)
     outs = [_unheads(fd, dq, B, T, H, D), _unheads(fd, dk, B, T, G, D),
             _unheads(fd, dv, B, T, G, D)]
@@ -330,6 +381,9 @@ def forward_inputs(c, dt=DataType.BFloat16, device="cpu"):
     if c["cos"] == "input":
         return ins + [_randn([B, T, D], dt, device),
                       _randn([B, T, D], dt, device)]
+    if c["cos"] == "pairs":
+        return ins + [_randn([T, D // 2], dt, device),
+                      _randn([T, D // 2], dt, device)]
     return ins + _position_inputs(c, device)
 
 
@@ -391,6 +445,21 @@ def eager_forward(c, *ins, compute=torch.float32):
     else:
         q_lin, k_lin, v_lin = ins[:3]
         rest = ins[3:]
+    if c["cos"] == "pairs":  # torchtune's RoPE
+        cos, sin = rest
+
+        def rope(x):
+            xp = x.to(compute).reshape(*x.shape[:-1], -1, 2)
+            cc, ss = cos.to(compute), sin.to(compute)
+            return torch.stack([xp[..., 0] * cc - xp[..., 1] * ss,
+                                xp[..., 1] * cc + xp[..., 0] * ss],
+                               -1).flatten(3).to(dt)
+        q = rope(q_lin.view(B, T, H, D).transpose(1, 2))
+        k = rope(k_lin.view(B, T, G, D).transpose(1, 2))
+        v = v_lin.view(B, T, G, D).transpose(1, 2)
+        return [q, k[:, :, None].expand(B, G, H // G, T, D).reshape(
+            B, H, T, D), v[:, :, None].expand(B, G, H // G, T, D).reshape(
+            B, H, T, D)]
     if c["cos"] == "input":
         cos, sin = rest
     else:

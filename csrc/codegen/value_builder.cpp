@@ -1,5 +1,7 @@
 #include "codegen/value_builder.h"
 
+#include <algorithm>
+
 #include "analysis/op_cost.h"
 #include "analysis/tensor_shape.h"
 #include "codegen/op_emitter.h"
@@ -101,6 +103,9 @@ Value KernelValueBuilder::load(const TensorView* tv, const Index& idx) {
   const std::string& p = paramName_.at(tv);
   if (passedByValue(tv)) {
     return Value{p, false};
+  }
+  if (hasTable(idx)) {
+    return loadLaneTable(tv, idx);
   }
   const TensorLayout& layout = layouts_.at(inputIndex_.at(tv));
   std::string offset;
@@ -273,6 +278,9 @@ bool KernelValueBuilder::computedWithoutBranch(const Val* v) const {
 // of the vector width.
 Ix KernelValueBuilder::linearize(const std::vector<int64_t>& shape,
                                  const Index& idx, size_t begin, size_t end) {
+  if (std::any_of(idx.begin() + begin, idx.begin() + end, isTable)) {
+    return linearizeLaneTables(shape, idx, begin, end);
+  }
   std::string linear;
   int64_t stride = 1;
   bool lane = false;
@@ -344,13 +352,20 @@ Index KernelValueBuilder::reshapeIndex(const std::vector<int64_t>& outShape,
       if (inShape[d] != 1) {
         bool outermost = d == i0;
         bool lane = false;
+        // Lanes the plain rule cannot keep consecutive: a table or a
+        // uniform term, or NotVectorizable (splitLaneTerm).
+        const bool splitsLanes =
+            linear.lane &&
+            (isTable(linear) ||
+             (stride == 1 && !outermost && inShape[d] % lanes_ != 0) ||
+             (stride != 1 && stride % lanes_ != 0));
+        if (splitsLanes) {
+          in[d] = splitLaneTerm(linear, l, stride, inShape[d], outermost);
+          stride *= inShape[d];
+          continue;
+        }
         if (linear.lane && stride == 1) {
-          if (!outermost && inShape[d] % lanes_ != 0) {
-            throw NotVectorizable{"a reshape splits a vector"};
-          }
           lane = true;
-        } else if (linear.lane && stride % lanes_ != 0) {
-          throw NotVectorizable{"a reshape splits a vector"};
         }
         std::string q =
             stride == 1 ? l : "(" + l + " / " + std::to_string(stride) + ")";

@@ -15,6 +15,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/kernel_codegen.h"
@@ -30,11 +31,33 @@ namespace codegen_detail {
 
 // One loop-index term. A lane term's value at lane u is e + u, and e is a
 // multiple of the vector width; any other term is the same for every lane.
+// A lane table is a lane term whose lanes are not consecutive (a reshape
+// that splits a lane dim, [.., D] -> [.., D / 2, 2], gives u / 2 and u % 2):
+// lane u's value is e + offsets[u], e a multiple of align, or align 0 and
+// e the constant 0 (every lane's value known when the kernel is generated:
+// value_builder_lane_tables.cpp).
 struct Ix {
+  Ix() = default;
+  Ix(std::string e_, bool lane_) : e(std::move(e_)), lane(lane_) {}
+  Ix(std::string e_, bool lane_, std::vector<int64_t> offsets_, int64_t align_)
+      : e(std::move(e_)),
+        lane(lane_),
+        offsets(std::move(offsets_)),
+        align(align_) {}
+
   std::string e;
   bool lane = false;
+  std::vector<int64_t> offsets;  // a lane table's; empty otherwise
+  int64_t align = 0;
 };
 using Index = std::vector<Ix>;
+
+inline bool isTable(const Ix& i) {
+  return !i.offsets.empty();
+}
+
+// A lane table's offsets as an expression in u (constant once unrolled).
+std::string laneOffsetExpr(const std::vector<int64_t>& offsets);
 
 // A generated variable: a scalar, or an nvf_array with one element per lane.
 struct Value {
@@ -56,7 +79,8 @@ inline std::string paren(const std::string& e) {
 inline std::string keyOf(const Index& idx) {
   std::string s;
   for (const Ix& i : idx) {
-    s += i.e + (i.lane ? "+u," : ",");
+    s += i.e + (isTable(i) ? "+" + laneOffsetExpr(i.offsets) + ","
+                           : (i.lane ? "+u," : ","));
   }
   return s;
 }
@@ -228,11 +252,48 @@ class KernelValueBuilder {
   Ix linearize(const std::vector<int64_t>& shape, const Index& idx,
                size_t begin, size_t end);
   // Requires that a lane-dependent boundary at `at` keeps whole vectors on
-  // one side.
+  // one side (of term i, when given: a lane table's own alignment).
   void requireAligned(int64_t at, const char* what) const;
+  void requireAligned(const Ix& i, int64_t at, const char* what) const;
   std::string ixAt(const Ix& i) const {
+    if (isTable(i)) {
+      const std::string u = laneOffsetExpr(i.offsets);
+      return i.e == "0" ? "(" + u + ")" : "(" + i.e + " + " + u + ")";
+    }
     return i.lane ? "(" + i.e + " + u)" : i.e;
   }
+
+  // Lane tables (value_builder_lane_tables.cpp).
+  // The term of lane values e + offsets[u]: a uniform term when every
+  // offset is the same, a plain lane term when they count up from an
+  // aligned e, else a table.
+  Ix laneTerm(const std::string& e, std::vector<int64_t> offsets,
+              int64_t align) const;
+  // Each lane's offset from e (0..V-1 for a lane term, zeros for a uniform
+  // one), and what e is a multiple of (0: e is the constant 0).
+  std::vector<int64_t> laneOffsets(const Ix& i) const;
+  int64_t termAlign(const Ix& i) const;
+  // Input dim ((linear / stride) % n, no % n when outermost) of a reshape
+  // whose output index `linear` (emitted as l) has lanes that the old
+  // rule could not keep consecutive; throws NotVectorizable when neither
+  // a uniform term nor a table describes it.
+  Ix splitLaneTerm(const Ix& linear, const std::string& l, int64_t stride,
+                   int64_t n, bool outermost);
+  // linearize() of dims holding a lane table.
+  Ix linearizeLaneTables(const std::vector<int64_t>& shape, const Index& idx,
+                         size_t begin, size_t end);
+  static bool hasTable(const Index& idx);
+  // A load at an index with a lane table: one aligned vector load that
+  // covers every lane's element, each lane picking its own (the x[2k] and
+  // x[2k+1] of an interleaved RoPE), else one load per lane.
+  Value loadLaneTable(const TensorView* tv, const Index& idx);
+  // A cat or pad whose boundary splits the vector at lanes known when the
+  // kernel is generated (an interleaved RoPE's cat of [.., D / 2, 1]
+  // parts): each side computed for every lane, at indices its own lanes
+  // or (for the others) its first lane hold, then one select per lane.
+  Value laneSelectedCat(const CatOp* c, DataType out, const Index& idx);
+  Value laneSelectedPad(const PadOp* p, DataType out, const Index& idx,
+                        size_t dim);
   static std::string at(const Value& v) {
     return v.lane ? v.name + "[u]" : v.name;
   }

@@ -200,19 +200,30 @@ Value KernelValueBuilder::padded(const PadOp* p, DataType out,
   std::vector<int64_t> inShape = concreteShape(inTv);
   std::string cond;
   Index in;
+  size_t padded = 0;
+  for (const auto& w : widths) {
+    padded += (w.first != 0 || w.second != 0) ? 1 : 0;
+  }
   for (size_t d = 0; d < widths.size(); ++d) {
     int64_t before = widths[d].first;
     if (widths[d].first == 0 && widths[d].second == 0) {
       in.push_back(idx[d]);
       continue;
     }
+    if (isTable(idx[d]) && idx[d].e == "0") {  // lanes on both sides
+      if (padded != 1) {
+        throw NotVectorizable{"a pad of several dims splits a lane table"};
+      }
+      return laneSelectedPad(p, out, idx, d);
+    }
     if (idx[d].lane) {
-      requireAligned(before, "a pad boundary");
-      requireAligned(before + inShape[d], "a pad boundary");
+      requireAligned(idx[d], before, "a pad boundary");
+      requireAligned(idx[d], before + inShape[d], "a pad boundary");
     }
     const std::string& i = idx[d].e;
-    in.push_back(Ix{before ? "(" + i + " - " + std::to_string(before) + ")" : i,
-                    idx[d].lane});
+    Ix shifted = idx[d];
+    shifted.e = before ? "(" + i + " - " + std::to_string(before) + ")" : i;
+    in.push_back(shifted);
     cond += (cond.empty() ? "" : " && ") + std::string("(") + i +
             " >= " + std::to_string(before) + " && " + i + " < " +
             std::to_string(before + inShape[d]) + ")";
@@ -257,6 +268,9 @@ Value KernelValueBuilder::concatenated(const CatOp* c, DataType out,
   }
   const int64_t dim = c->dim();
   const size_t n = c->inputs().size();
+  if (isTable(idx[dim]) && idx[dim].e == "0") {  // lanes in several parts
+    return laneSelectedCat(c, out, idx);
+  }
   bool lane = false;
   for (const Ix& i : idx) {
     lane = lane || i.lane;
@@ -329,10 +343,18 @@ Value KernelValueBuilder::rngValue(const RngOp* r, const Val* v,
 
 Index KernelValueBuilder::catPartIndex(const Index& idx, int64_t dim,
                                        int64_t offset) const {
-  if (idx[dim].lane) {
-    requireAligned(offset, "a cat boundary");
-  }
   Index in = idx;
+  if (isTable(idx[dim]) && idx[dim].e == "0") {  // lane constants: shift
+    std::vector<int64_t> offsets = idx[dim].offsets;
+    for (int64_t& o : offsets) {
+      o -= offset;
+    }
+    in[dim] = laneTerm("0", std::move(offsets), 0);
+    return in;
+  }
+  if (idx[dim].lane) {
+    requireAligned(idx[dim], offset, "a cat boundary");
+  }
   if (offset != 0) {
     in[dim].e = "(" + idx[dim].e + " - " + std::to_string(offset) + ")";
   }

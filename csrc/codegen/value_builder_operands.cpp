@@ -74,11 +74,19 @@ Index KernelValueBuilder::slicedIndex(const SliceOp* s,
   Index in;
   for (size_t d = 0; d < ranges.size(); ++d) {
     Ix i = idx[d];
+    if (isTable(i) && i.e == "0") {  // lane constants: shift them
+      std::vector<int64_t> offsets = i.offsets;
+      for (int64_t& o : offsets) {
+        o = o * ranges[d].step + ranges[d].start;
+      }
+      in.push_back(laneTerm("0", std::move(offsets), 0));
+      continue;
+    }
     if (i.lane && ranges[d].step != 1) {
       throw NotVectorizable{"a strided slice of a vector lane"};
     }
     if (i.lane) {
-      requireAligned(ranges[d].start, "a slice start");
+      requireAligned(i, ranges[d].start, "a slice start");
     }
     if (ranges[d].step != 1) {
       i.e = "(" + paren(i.e) + " * " + std::to_string(ranges[d].step) + ")";

@@ -6,6 +6,7 @@ import pytest
 import torch
 import torch.fx
 
+from fx_check import ops_in_regions
 from nvfuser.fx import TABLE, compile_graph, register
 
 
@@ -241,6 +242,32 @@ def test_aot_forward_and_backward_of_hf_rotary_match_eager():
     fwd, bwd = seen
     assert len(fwd.nvfuser_regions) == 1 and len(bwd.nvfuser_regions) >= 1
     assert not bwd.nvfuser_unsupported, bwd.nvfuser_unsupported
+
+
+def pair_view_rope(x, cos, sin):
+    """torchtune's RoPE: x [B, T, H, D] viewed as D / 2 pairs, each rotated
+    by its angle (x[2k] and x[2k + 1] adjacent: Meta's Llama, GPT-J)."""
+    xp = x.float().reshape(*x.shape[:-1], -1, 2)
+    c, s = cos[None, :, None, :], sin[None, :, None, :]
+    out = torch.stack([xp[..., 0] * c - xp[..., 1] * s,
+                       xp[..., 1] * c + xp[..., 0] * s], -1)
+    return (out.flatten(3).type_as(x),)
+
+
+def test_aot_pair_view_rope_translates_stack_and_select_backward():
+    x = torch.randn(2, 6, 3, 16, requires_grad=True)
+    cos, sin = torch.randn(6, 8), torch.randn(6, 8)
+    outs, grads, seen = _aot(pair_view_rope, [x, cos, sin], [x])
+    ref = pair_view_rope(x, cos, sin)[0]
+    ref_grad = torch.autograd.grad(ref.sum(), [x])[0]
+    torch.testing.assert_close(outs[0], ref)
+    torch.testing.assert_close(grads[0], ref_grad, rtol=1e-5, atol=1e-5)
+    fwd, bwd = seen
+    assert not fwd.nvfuser_unsupported, fwd.nvfuser_unsupported
+    assert not bwd.nvfuser_unsupported, bwd.nvfuser_unsupported
+    assert "stack" in ops_in_regions(fwd)
+    assert "select_backward" in ops_in_regions(bwd)
+    assert len(fwd.nvfuser_regions) == 1 and len(bwd.nvfuser_regions) == 1
 
 
 def rms_norm(x, weight, eps=1e-6):

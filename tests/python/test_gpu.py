@@ -270,6 +270,36 @@ def test_rope_backward_kernels_match_autograd(name):
         torch.testing.assert_close(o.double().cpu(), e, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("mode", ["fwd", "bwd"])
+def test_pair_view_rope_keeps_vector_lanes_on_gpu(mode):
+    # The interleaved (torchtune / Meta Llama) RoPE: lanes pick x[2k] and
+    # x[2k + 1] from one vector load and their side of the cat per lane
+    # (lane tables), not one element per thread.
+    import variants as rv
+    cfg = rv.small("llama_2_7b_pairs", T=24)
+    fwd = rv.forward_inputs(cfg, DataType.BFloat16, device="cuda")
+    with FusionDefinition() as fd:
+        if mode == "fwd":
+            rv.define_forward(fd, cfg)
+        else:
+            rv.define_backward(fd, cfg)
+    ins = fwd if mode == "fwd" else rv.backward_inputs(
+        cfg, DataType.BFloat16, device="cuda", fwd=fwd)
+    outs = fd.execute(ins)
+    code = "\n".join(fd.last_cuda_code())
+    assert "// lane table" in code and "i = s * 8;" in code, code
+    if mode == "fwd":
+        want = rv.eager_forward(cfg, *fwd)
+        for o, e in zip(outs, want):
+            torch.testing.assert_close(o, e)
+    else:
+        want = rv.autograd_backward(cfg, [t.cpu() for t in ins],
+                                    [t.cpu() for t in fwd])
+        for o, e in zip(outs, want):
+            torch.testing.assert_close(o.double().cpu(), e, rtol=2e-2,
+                                       atol=5e-2)
+
+
 @pytest.mark.parametrize("name", ["softmax", "rms_norm", "layer_norm"])
 def test_normalizations_are_one_row_kernel(name):
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",

@@ -318,6 +318,25 @@ def _cat(ctx, node, p):
     return ctx.fd.ops.cat(kept, _dims(p["dim"], _rank(kept[0]))[0])
 
 
+def _stack(ctx, node, p):
+    """torch.stack: each tensor with a size-1 dim at `dim`, concatenated
+    there (a pair-view RoPE's stack of its rotated halves)."""
+    tensors = list(p["tensors"])
+    if not tensors or not all(isinstance(t, Tensor) for t in tensors):
+        raise Unsupported("stack of non-tensors")
+    out = _shape(ctx, node)
+    dim = _dims(p.get("dim", 0), len(out))[0]
+    kept = [d for d in range(len(out)) if d != dim]
+    shape = list(out)
+    shape[dim] = 1
+    dtype = _out_dtype(ctx, node)
+    parts = [ctx.fd.ops.broadcast_in_dim(_cast_tensor(ctx, t, dtype), shape,
+                                         kept) for t in tensors]
+    if len(parts) == 1:
+        return ctx.fd.ops.set(parts[0])
+    return ctx.fd.ops.cat(parts, dim)
+
+
 def _pad(ctx, node, p):
     pads = list(p["pad"])
     value = p.get("value")
@@ -360,6 +379,27 @@ def _slice_backward(ctx, node, p):
     for d in reversed(range(len(out))):  # torch.nn.functional.pad order
         widths += [start, right] if d == dim else [0, 0]
     return ctx.fd.ops.pad(grad, widths, 0.0)
+
+
+def _select_backward(ctx, node, p):
+    """The gradient of x.select(dim, i): the gradient with dim put back as
+    size 1, padded with zeros to x's size there (a pair-view RoPE's
+    x[..., 0] and x[..., 1], torchtune's)."""
+    grad = p["grad_output"]
+    out = _shape(ctx, node)
+    dim = _dims(p["dim"], len(out))[0]
+    index = p["index"]
+    if not isinstance(index, int) or not -out[dim] <= index < out[dim]:
+        raise Unsupported("select_backward of index %r" % (index,))
+    i = index % out[dim]
+    kept = [d for d in range(len(out)) if d != dim]
+    shape = list(out)
+    shape[dim] = 1
+    g = ctx.fd.ops.broadcast_in_dim(grad, shape, kept)
+    widths = []
+    for d in reversed(range(len(out))):  # torch.nn.functional.pad order
+        widths += [i, out[dim] - i - 1] if d == dim else [0, 0]
+    return ctx.fd.ops.pad(g, widths, 0.0)
 
 
 def _slice_scatter(ctx, node, p):
@@ -497,7 +537,7 @@ TABLE.update({
     "unsqueeze": _unsqueeze, "squeeze": _squeeze, "expand": _expand,
     "slice": _slice, "narrow": _narrow, "getitem": _getitem,
     "select": _select,
-    "cat": _cat, "concat": _cat, "constant_pad_nd": _pad, "pad": _pad,
+    "cat": _cat, "concat": _cat, "stack": _stack, "constant_pad_nd": _pad, "pad": _pad,
     "sum": _reduction("sum"), "mean": _reduction("mean"),
     "amax": _reduction("max"), "amin": _reduction("min"),
     "prod": _reduction("prod"), "var": _var,
@@ -510,6 +550,7 @@ TABLE.update({
     "clone": _identity, "alias": _identity, "contiguous": _identity,
     "detach": _identity, "lift_fresh_copy": _identity,
     "where": _where, "slice_backward": _slice_backward,
+    "select_backward": _select_backward,
     "slice_scatter": _slice_scatter,
 })
 for _n in SPLIT_OPS:

@@ -110,6 +110,10 @@ FuzzOutcome runFuzzCase(uint64_t seed, int maxOps, bool compileKernels,
                 std::string::npos) {
           ++out.interleavedCatKernels;
         }
+        if (kernel && *disable == '\0' &&
+            kernel->source().code.find("// lane table") != std::string::npos) {
+          ++out.laneTableKernels;
+        }
       }
       std::vector<at::Tensor> outs =
           emulate ? runEmulated(runtime, args)

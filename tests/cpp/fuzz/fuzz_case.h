@@ -18,6 +18,7 @@ struct FuzzOutcome {
   // Kernels (default policy) whose slots follow an interleaved cat's order
   // (scheduler/interleaved_cat.h): how often the fuzzer exercises it.
   int64_t interleavedCatKernels = 0;
+  int64_t laneTableKernels = 0;  // kernels whose lanes are not consecutive
   bool symbolic = false;   // ran through its symbolic twin (symbolic_twin.h)
   std::string reproducer;  // Python script of the fusion
 };

@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
     }
   }
   auto start = std::chrono::steady_clock::now();
-  uint64_t failures = 0, skipped = 0, exprs = 0, segments = 0, catOrder = 0;
+  uint64_t failures = 0, skipped = 0, exprs = 0, segments = 0, catOrder = 0,
+           laneTables = 0;
   for (uint64_t s = first; s < first + count; ++s) {
     bool compile = compileEvery > 0 && s % compileEvery == 0;
     FuzzOutcome o = runFuzzCase(s, ops, compile, cuda, emulate);
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
     exprs += o.exprs;
     segments += o.segments;
     catOrder += o.interleavedCatKernels;
+    laneTables += o.laneTableKernels;
     if (o.problems.empty()) {
       continue;
     }
@@ -82,6 +84,7 @@ int main(int argc, char** argv) {
             << "): " << failures << " failed, " << skipped
             << " skipped (rejected by ATen), " << exprs << " exprs, "
             << segments << " segments (" << catOrder
-            << " kernels in interleaved-cat order), " << secs << " s\n";
+            << " kernels in interleaved-cat order, " << laneTables
+            << " with lane tables), " << secs << " s\n";
   return failures == 0 ? 0 : 1;
 }

@@ -97,7 +97,7 @@ class Generator {
     TensorView* x = operand();
     std::vector<int64_t> shape = concreteShape(x);
     const int64_t rank = static_cast<int64_t>(shape.size());
-    switch (pick(26)) {
+    switch (pick(27)) {
       case 0: {
         const UnaryOpType ops[] = {UnaryOpType::Neg,  UnaryOpType::Abs,
                                    UnaryOpType::Exp,  UnaryOpType::Sin,
@@ -351,6 +351,9 @@ class Generator {
       case 25:
         addNormBackwardShape(x, shape);
         break;
+      case 26:
+        addPairView(x, shape);
+        break;
     }
   }
 
@@ -372,6 +375,40 @@ class Generator {
       rows.push_back(d);
     }
     add(reduction(ReductionOpType::Sum, xf, rows, coin(40)));
+  }
+
+  // The last dim viewed as groups of k (2 or 4: an interleaved RoPE's
+  // pairs), the groups' first and other elements combined by a cat or by
+  // pads along the group dim, and the view flattened back: vector lanes
+  // that split and merge (lane tables, codegen/value_builder_lane_tables).
+  void addPairView(TensorView* x, const std::vector<int64_t>& shape) {
+    const int64_t k = coin(70) ? 2 : 4;
+    if (shape.empty() || shape.back() == 0 || shape.back() % k != 0) {
+      return;
+    }
+    std::vector<int64_t> groups = shape;
+    groups.back() = shape.back() / k;
+    groups.push_back(k);
+    TensorView* g = reshape(x, groups);
+    const size_t r = groups.size();
+    std::vector<int64_t> zeros(r, 0), ones(r, 1), firstStop = groups;
+    std::vector<int64_t> restStart(r, 0);
+    firstStop.back() = 1;
+    restStart.back() = 1;
+    TensorView* first = slice(g, zeros, firstStop, ones);
+    TensorView* rest = slice(g, restStart, groups, ones);
+    TensorView* y = nullptr;
+    if (coin(50)) {  // rotate: the rest first, the first negated last
+      y = cat({rest, unaryOp(UnaryOpType::Neg, first)->asTensor()}, -1);
+    } else {  // the slices' gradients: pads back to k
+      Scalar* zero = defineScalar(f(), DataType::Double, ScalarValue(0.0));
+      y = binaryOp(BinaryOpType::Add, pad(rest, {1, 0}, zero),
+                   pad(binaryOp(BinaryOpType::Mul, first, partnerFor(first))
+                           ->asTensor(),
+                       {0, k - 1}, zero))
+              ->asTensor();
+    }
+    add(reshape(y, shape));
   }
 
   // index_select, gather or take_along_axis of x along a dim, at indices

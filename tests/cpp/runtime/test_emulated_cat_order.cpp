@@ -186,9 +186,9 @@ TEST(InterleavedCatTest, RunsShorterThanASectorKeepTheOrder) {
 }
 
 TEST(InterleavedCatTest, RandomFusionsWithInterleavedCatsMatchOnTheEmulator) {
-  // The seeds of fuzz_fusions (14 ops) among 0..999 whose kernels take
+  // The seed of fuzz_fusions (14 ops) among 0..1999 whose kernels take
   // the cat order (fuzz_fusions prints the count).
-  for (uint64_t seed : {103u, 272u, 556u}) {
+  for (uint64_t seed : {1324u}) {
     FuzzOutcome o = runFuzzCase(seed, 14, false, false, true);
     EXPECT_GE(o.interleavedCatKernels, 1) << "seed " << seed;
     EXPECT_TRUE(o.problems.empty())
