@@ -74,8 +74,9 @@ for STEP in tests fx_tests demo pointwise norm fx_backend rope rope_kernels rope
         ${FX_CASES:+--cases "$FX_CASES"} --json "$OUT_DIR/fx_backend.json"
       grep -E "^\||^  (nvfuser|inductor)" "$OUT_DIR/fx_backend.log" ;;
     rope)
+      # shellcheck disable=SC2086  # ROPE_VARIANTS: --variants A,B or nothing
       step rope 500 "$PY" benchmarks/rope/run_suite.py --quick \
-        --out "$OUT_DIR/rope"
+        ${ROPE_VARIANTS:+--variants "$ROPE_VARIANTS"} --out "$OUT_DIR/rope"
       grep -E "^\||^###|^WARNING" "$OUT_DIR/rope/rope_suite.md" | tail -n 60 ;;
     rope_ncu)
       # Nsight Compute on one measured call per RoPE variant and executor

@@ -201,7 +201,9 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "interleaved_cat_block_order",  // warps, not blocks, on one cat part
       "innermost_branch_order",  // slot order ignores innermost pads' sides
       "interleaved_cat_order",   // slots in order though warps straddle parts
-      "early_loads",  // loads where first used, after earlier branches
+      "early_loads",           // loads where first used, after earlier branches
+      "heavy_families_first",  // serial-reduction families in output order
+      "recompute_cat",         // torch.compile's partition saves cats and pads
   };
   return byGroup(g, kDump, kEnable, kDisable);
 }
@@ -285,6 +287,11 @@ Options Options::withOverrides(const std::vector<std::string>& enable,
 bool Options::dumpEnabled(const std::string& name) {
   checkName(OptionGroup::Dump, name);
   return fromEnvironment().dump(name);
+}
+
+bool Options::disabledByEnvironment(const std::string& name) {
+  checkName(OptionGroup::Disable, name);
+  return fromEnvironment().disabled(name);
 }
 
 std::string Options::compileKey() const {

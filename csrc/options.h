@@ -26,6 +26,8 @@ class Options {
   // what code outside the compiler (the Python FX backend) asks instead of
   // parsing the variable again.
   static bool dumpEnabled(const std::string& name);
+  // The same for NVFUSER_DISABLE (the FX backend's partition).
+  static bool disabledByEnvironment(const std::string& name);
 
   // Adds per-call options (fd.execute's _enable_options/_disable_options).
   Options withOverrides(const std::vector<std::string>& enable,

@@ -66,14 +66,26 @@ def num_outputs(c):
     return 3 if (c["layout"] != "litgpt" or c["ret_v"]) else 2
 
 
+def _storage(t):
+    try:
+        return t.untyped_storage().data_ptr()
+    except AttributeError:  # torch 1.13
+        return t.storage().data_ptr()
+
+
 def minimal_bytes(c, mode, inputs, outputs):
     """Bytes a perfect implementation moves: every output written once and
     every input element that matters read once. A LitGPT forward that
-    returns only q and k never needs the v third of the fused qkv."""
+    returns only q and k never needs the v third of the fused qkv; an
+    output that is a view of an input (v with as many kv heads as query
+    heads) is neither read nor written."""
     def nbytes(ts):
         return sum(t.numel() * t.element_size() for t in ts
                    if hasattr(t, "element_size"))
-    total = nbytes(inputs) + nbytes(outputs)
+    tensors = [t for t in inputs if hasattr(t, "element_size")]
+    views = [o for o in outputs if hasattr(o, "element_size") and
+             any(_storage(o) == _storage(t) for t in tensors)]
+    total = nbytes(inputs) + nbytes(outputs) - 2 * nbytes(views)
     if mode == "fwd" and c["layout"] == "litgpt" and not c["ret_v"]:
         qkv = inputs[0]
         total -= nbytes([qkv]) * c["G"] // (c["H"] + 2 * c["G"])

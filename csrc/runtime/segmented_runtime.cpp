@@ -89,6 +89,7 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
       !options.disabled("interleaved_cat_block_order");
   planOptions.innermostBranchOrder =
       !options.disabled("innermost_branch_order");
+  planOptions.heavyFamiliesFirst = !options.disabled("heavy_families_first");
   planOptions.device = deviceTraits(args);
   const Fusion& complete = segmented_->completeFusion();
   std::unordered_map<const Val*, size_t> lastUse;

@@ -3,6 +3,7 @@
 #include <optional>
 #include <vector>
 
+#include "scheduler/family_order.h"
 #include "scheduler/generated_kernel_rules.h"
 #include "scheduler/reduction_analysis.h"
 #include "scheduler/scheduler.h"
@@ -103,6 +104,9 @@ Decision planKernel(SchedulerType type, const Fusion& segment, KernelPlan* plan,
                                        segment.exprs().end());
         plan->split =
             planSplitSum(splittableSum(outputs, exprs), options.device);
+      }
+      if (options.heavyFamiliesFirst) {
+        orderFamiliesByWork(segment, &plan->families);
       }
       planSlots(segment, options, plan);
       return Decision::yes();

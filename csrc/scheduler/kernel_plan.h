@@ -81,6 +81,10 @@ struct KernelPlanOptions {
   // elements (NVFUSER_DISABLE=innermost_branch_order: cats only).
   bool innermostBranchOrder = true;
   bool vectorize = true;  // NVFUSER_DISABLE=vectorization: one lane
+  // Serial-reduction families with the longest slot loops first
+  // (scheduler/family_order.h; NVFUSER_DISABLE=heavy_families_first:
+  // output order).
+  bool heavyFamiliesFirst = true;
   DeviceTraits device;
 };
 

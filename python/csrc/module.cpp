@@ -62,6 +62,9 @@ PYBIND11_MODULE(_C, m) {
   m.def("dump_enabled", &nvfuser::Options::dumpEnabled,
         "Whether NVFUSER_DUMP names this option, parsed as the compiler "
         "parses it; a ValueError for unknown names in either");
+  m.def("disabled", &nvfuser::Options::disabledByEnvironment,
+        "Whether NVFUSER_DISABLE names this option, parsed as the compiler "
+        "parses it; a ValueError for unknown names in either");
 
   // For docs/api.md and its test: which names do something, which are
   // nvFuser's accepted as no-ops.

@@ -103,7 +103,7 @@ def _rope_with_cos_grad(q, cos, sin):
     return (qf * cos.float() + rot * sin.float()).to(torch.bfloat16).sum()
 
 
-def test_min_cut_recomputes_rotate_half_instead_of_saving_it():
+def test_min_cut_recomputes_rotate_half_instead_of_saving_it(monkeypatch):
     pytest.importorskip("networkx")
     partitioners = pytest.importorskip("torch._functorch.partitioners")
     if not hasattr(partitioners, "get_default_op_list"):
@@ -124,7 +124,22 @@ def test_min_cut_recomputes_rotate_half_instead_of_saving_it():
     assert all(dtype == torch.bfloat16 for _, dtype in saved), saved
     assert any(getattr(n.target, "overloadpacket", None) is torch.ops.aten.cat
                for n in call_nodes(bw))
+    # NVFUSER_DISABLE=recompute_cat: torch's allowlist, the float cat saved.
+    monkeypatch.setenv("NVFUSER_DISABLE", "recompute_cat")
+    fw_off, _, _ = _graphs_of_step(
+        _rope_with_cos_grad, [q, cos, sin], partition=min_cut_partition,
+        compiler=lambda gm, _: make_boxed_func(gm))
+    monkeypatch.delenv("NVFUSER_DISABLE")
+    out_off = [n for n in fw_off.graph.nodes if n.op == "output"][0].args[0]
+    assert any(o.meta["val"].dtype == torch.float32 for o in out_off
+               if hasattr(o, "meta") and "val" in o.meta and
+               tuple(o.meta["val"].shape) == tuple(q.shape))
     # The gradients are eager's.
+    for t in (q, cos, sin):
+        t.grad = None
+    _graphs_of_step(_rope_with_cos_grad, [q, cos, sin],
+                    partition=min_cut_partition,
+                    compiler=lambda gm, _: make_boxed_func(gm))
     ref = [t.detach().clone().requires_grad_() for t in (q, cos, sin)]
     _rope_with_cos_grad(*ref).backward()
     for got, want in zip((q, cos, sin), ref):

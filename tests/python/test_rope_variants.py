@@ -292,3 +292,18 @@ def test_hf_backward_keeps_warps_on_one_side_of_rotate_half(name,
     for a, b, r in zip(ordered, plain, reference):
         assert torch.equal(a, b)
         torch.testing.assert_close(a, r, rtol=1e-5, atol=1e-5)
+
+
+def test_minimal_bytes_leave_out_outputs_that_are_views_of_inputs():
+    # The pair-view variant returns v as a view of v_lin (as many kv heads
+    # as query heads): the forward moves q and k in and out, and the
+    # tables; counting v twice read 126% of copy bandwidth (session 15).
+    cfg = rv.small("llama_2_7b_pairs", T=8)
+    ins = rv.forward_inputs(cfg)
+    with FusionDefinition() as fd:
+        rv.define_forward(fd, cfg)
+    outs = fd.execute(ins)
+    B, T, H, D = (cfg[k] for k in "BTHD")
+    qk = 2 * B * T * H * D * 2  # bf16
+    tables = 2 * T * (D // 2) * 2
+    assert rv.minimal_bytes(cfg, "fwd", ins, outs) == 2 * qk + tables

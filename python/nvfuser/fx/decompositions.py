@@ -15,7 +15,8 @@ targets.
 
 ``cat`` and ``constant_pad_nd`` are recomputable in the min-cut partition
 (torch's allowlist is Inductor's, which does not fuse them as producers;
-ours does), so a rotate-half is recomputed from the q it rotates.
+ours does), so a rotate-half is recomputed from the q it rotates;
+``NVFUSER_DISABLE=recompute_cat`` keeps torch's allowlist.
 """
 
 import contextlib
@@ -110,7 +111,11 @@ def min_cut_partition(joint, joint_inputs, **kwargs):
     without its detaches (_drop_detaches), with cat and constant_pad_nd
     recomputable (_FUSIBLE_BEYOND_ALLOWLIST)."""
     from functorch.compile import min_cut_rematerialization_partition
+    from .. import _C
     _drop_detaches(joint)
+    if _C.disabled("recompute_cat"):  # torch's allowlist as it is
+        return min_cut_rematerialization_partition(joint, joint_inputs,
+                                                   **kwargs)
     with _our_fusible_ops():
         return min_cut_rematerialization_partition(joint, joint_inputs,
                                                    **kwargs)

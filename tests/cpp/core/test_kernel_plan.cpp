@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "codegen/kernel_codegen.h"
 #include "ops/arith.h"
@@ -231,6 +232,38 @@ TEST(KernelPlanTest, FamiliesTogetherPast2To31SlotsIndexIn64Bits) {
                                                        DataType::Float)));
   EXPECT_NE(generateKernel(one, "k", {}).code.find("for (unsigned slot"),
             std::string::npos);
+}
+
+}  // namespace nvfuser
+
+namespace nvfuser {
+
+TEST(KernelPlanTest, FamiliesWithLongerSerialLoopsComeFirst) {
+  // Output 0 sums 2 elements per element of its [4, 64] family; output 1
+  // sums 16 twice (two reductions) per element of its [64] family: it
+  // goes first. Without the option, output order.
+  Fusion f;
+  TensorView* a = defineTensor(f, {4, 2, 64}, DataType::Float);
+  f.addOutput(reduction(ReductionOpType::Sum, a, {1}, false));
+  TensorView* b = defineTensor(f, {16, 64}, DataType::Float);
+  TensorView* c = defineTensor(f, {16, 64}, DataType::Float);
+  f.addOutput(binaryOp(BinaryOpType::Add,
+                       reduction(ReductionOpType::Sum, b, {0}, false),
+                       reduction(ReductionOpType::Sum, c, {0}, false)));
+  KernelPlan plan;
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, f, &plan));
+  ASSERT_EQ(plan.families.size(), 2u);
+  EXPECT_EQ(plan.families[0].outputs, std::vector<size_t>{1});
+  EXPECT_EQ(plan.families[1].outputs, std::vector<size_t>{0});
+  KernelPlanOptions inOrder;
+  inOrder.heavyFamiliesFirst = false;
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, f, &plan, inOrder));
+  EXPECT_EQ(plan.families[0].outputs, std::vector<size_t>{0});
+  // The generated kernel takes the families in the plan's order.
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, f, &plan));
+  const KernelSource ks = generateKernel(f, plan, "k", {});
+  ASSERT_EQ(ks.families.size(), 2u);
+  EXPECT_EQ(ks.families[0].outputs, std::vector<size_t>{1});
 }
 
 }  // namespace nvfuser

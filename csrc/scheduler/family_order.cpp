@@ -1,0 +1,56 @@
+#include "scheduler/family_order.h"
+
+#include <algorithm>
+#include <set>
+
+#include "analysis/tensor_shape.h"
+#include "ir/exprs.h"
+
+namespace nvfuser {
+
+double serialReadsPerElement(const Fusion& segment,
+                             const OutputFamilyPlan& family) {
+  if (family.numel <= 0) {
+    return 0.0;
+  }
+  double reads = 0.0;
+  std::set<const Expr*> seen;
+  std::vector<const Val*> stack;
+  for (size_t o : family.outputs) {
+    stack.push_back(segment.outputs()[o]);
+  }
+  while (!stack.empty()) {
+    const Val* v = stack.back();
+    stack.pop_back();
+    const Expr* e = v->definition();
+    if (e == nullptr || !seen.insert(e).second) {
+      continue;
+    }
+    if ((e->type() == ExprType::Reduction || e->type() == ExprType::VarMean) &&
+        e->input(0)->isTensor()) {
+      reads += static_cast<double>(numel(e->input(0)->asTensor())) /
+               static_cast<double>(family.numel);
+    }
+    for (const Val* in : e->inputs()) {
+      stack.push_back(in);
+    }
+  }
+  return reads;
+}
+
+void orderFamiliesByWork(const Fusion& segment,
+                         std::vector<OutputFamilyPlan>* families) {
+  std::vector<std::pair<double, OutputFamilyPlan>> keyed;
+  for (OutputFamilyPlan& f : *families) {
+    keyed.emplace_back(serialReadsPerElement(segment, f), std::move(f));
+  }
+  std::stable_sort(
+      keyed.begin(), keyed.end(),
+      [](const auto& a, const auto& b) { return a.first > b.first; });
+  families->clear();
+  for (auto& k : keyed) {
+    families->push_back(std::move(k.second));
+  }
+}
+
+}  // namespace nvfuser
