@@ -66,6 +66,19 @@ __device__ __forceinline__ nvf_bf16 nvf_f2b(float f) {
 #endif
   return b;
 }
+// -x and |x| of a 16-bit float without converting it (both are exact in
+// its own type): the sign bit flipped or cleared. A rotate-half written
+// cast(neg(x), bf16) needs no round trip through float.
+template <typename T>
+__device__ __forceinline__ T nvf_neg16(T v) {
+  v.x = (unsigned short)(v.x ^ 0x8000u);
+  return v;
+}
+template <typename T>
+__device__ __forceinline__ T nvf_abs16(T v) {
+  v.x = (unsigned short)(v.x & 0x7fffu);
+  return v;
+}
 // 8-bit floats, converted as torch's Float8 types convert: round to
 // nearest even; e4m3fn has no infinity, so a magnitude rounding past 448
 // (inf and NaN too) is NaN (0x7f), e5m2 rounds past 57344 to inf (0x7c)

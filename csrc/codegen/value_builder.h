@@ -12,6 +12,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -156,6 +157,15 @@ class KernelValueBuilder {
   // compute() of v's definition, cached in the current scope.
   Value computeAndCache(const Val* v, const Index& idx);
   Value compute(const Expr* e, const Val* v, const Index& idx);
+  // A cast to a 16-bit float of negations and absolute values of a value
+  // of that type (through widening casts): the sign bit changed in the
+  // 16-bit value, no rounding (nvf_neg16); nullopt otherwise.
+  std::optional<Value> narrowedWithoutRounding(const Val* in, DataType out,
+                                               const Index& idx);
+  // The value of type `out` such a cast starts from, its sign ops in
+  // signOps (outermost first); nullptr when the cast rounds.
+  const Val* unroundedNarrowSource(const Val* in, DataType out,
+                                   std::vector<UnaryOpType>* signOps) const;
   // A pad's value at idx: the input inside a branch on its range (or
   // predicated), the pad value outside.
   Value padded(const PadOp* p, DataType out, const Index& idx);

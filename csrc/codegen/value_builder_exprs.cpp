@@ -1,3 +1,5 @@
+#include <optional>
+
 #include "analysis/tensor_shape.h"
 #include "codegen/op_emitter.h"
 #include "codegen/value_builder.h"
@@ -60,6 +62,46 @@ std::string rngKind(DataType t) {
 }
 }  // namespace
 
+const Val* KernelValueBuilder::unroundedNarrowSource(
+    const Val* in, DataType out, std::vector<UnaryOpType>* signOps) const {
+  if (!isReducedFloat(out) || paramName_.count(in)) {
+    return nullptr;
+  }
+  // Every value before one of type `out` is a Float or Double (wider than
+  // out), so each step is exact.
+  const Val* v = in;
+  while (v->dtype() != out &&
+         (v->dtype() == DataType::Float || v->dtype() == DataType::Double) &&
+         v->definition() != nullptr &&
+         v->definition()->type() == ExprType::Unary) {
+    const auto* u = exprAs<UnaryOp>(v->definition());
+    if (u->op() == UnaryOpType::Neg || u->op() == UnaryOpType::Abs) {
+      signOps->push_back(u->op());
+    } else if (u->op() != UnaryOpType::Cast || u->input(0)->dtype() != out) {
+      break;  // another op, or a cast from a type other than out
+    }
+    v = u->input(0);
+  }
+  return v->dtype() == out && !signOps->empty() ? v : nullptr;
+}
+
+std::optional<Value> KernelValueBuilder::narrowedWithoutRounding(
+    const Val* in, DataType out, const Index& idx) {
+  std::vector<UnaryOpType> signOps;
+  const Val* v = unroundedNarrowSource(in, out, &signOps);
+  if (v == nullptr) {
+    return std::nullopt;
+  }
+  Value x = operand(v, idx);
+  for (auto op = signOps.rbegin(); op != signOps.rend(); ++op) {
+    x = emit(
+        out, x.lane,
+        std::string(*op == UnaryOpType::Neg ? "nvf_neg16(" : "nvf_abs16(") +
+            at(x) + ")");
+  }
+  return x;
+}
+
 Value KernelValueBuilder::compute(const Expr* e, const Val* v,
                                   const Index& idx) {
   if (isRemap(e)) {  // only moves elements: the operand at another index
@@ -70,6 +112,11 @@ Value KernelValueBuilder::compute(const Expr* e, const Val* v,
     case ExprType::Unary: {
       auto* u = exprAs<UnaryOp>(e);
       const Val* in = e->input(0);
+      if (u->op() == UnaryOpType::Cast) {
+        if (std::optional<Value> y = narrowedWithoutRounding(in, out, idx)) {
+          return *y;
+        }
+      }
       Value x = operand(in, idx);
       if (u->op() == UnaryOpType::Cast) {
         if (x.lane && lanes_ % 2 == 0 && in->dtype() == DataType::Float &&

@@ -122,6 +122,15 @@ std::vector<KernelValueBuilder::Request> KernelValueBuilder::eagerOperands(
       e->type() != ExprType::Ternary) {
     return reads;  // read inside branches or loops: computed there
   }
+  std::vector<UnaryOpType> signOps;
+  if (e->type() == ExprType::Unary &&
+      exprAs<UnaryOp>(e)->op() == UnaryOpType::Cast) {
+    if (const Val* source =
+            unroundedNarrowSource(e->input(0), v->dtype(), &signOps)) {
+      reads.push_back({source, operandIndex(source->asTensor(), idx)});
+      return reads;  // the sign ops on it, not the widened value
+    }
+  }
   for (const Val* in : e->inputs()) {
     reads.push_back(
         {in, in->isTensor() ? operandIndex(in->asTensor(), idx) : Index{}});
