@@ -216,10 +216,15 @@ Ix KernelValueBuilder::linearizeLaneTables(const std::vector<int64_t>& shape,
   for (size_t d = end; d-- > begin;) {
     const Ix& t = idx[d];
     int64_t c = 0;
-    if (shape[d] != 1 && !t.lane && literalOf(t.e, &c)) {
+    const bool constant = shape[d] != 1 && !t.lane && literalOf(t.e, &c);
+    if (constant && c * stride < lanes_) {  // part of every lane's offset
       for (int64_t& o : offsets) {
         o += c * stride;
       }
+    } else if (constant) {  // past the vector: part of e, its own multiple
+      const std::string x = std::to_string(c * stride);
+      linear = linear.empty() ? x : x + " + " + linear;
+      align = std::gcd(align, c * stride);
     } else if (shape[d] != 1) {
       const std::vector<int64_t> own = laneOffsets(t);
       for (size_t u = 0; u < offsets.size(); ++u) {
@@ -278,19 +283,23 @@ Value KernelValueBuilder::loadLaneTable(const TensorView* tv,
                     ? p + "[" + at + "]"
                     : "nvf_load_if(" + p + " + " + at + ", " + pred + ")");
   }
-  int64_t window = 1;
-  while (window <= hi) {
-    window *= 2;
+  // The smallest aligned window of up to 16 bytes that holds every lane's
+  // element, `shift` elements past base (a constant index on an outer dim,
+  // the k part of a packed qkv, moves every lane by the same amount).
+  int64_t window = 0;
+  int64_t shift = 0;
+  const int64_t size = dataTypeSize(tv->dtype());
+  for (int64_t w = 2; lo >= 0 && layout.aligned && w * size <= 16; w *= 2) {
+    if (hi - (lo / w) * w < w && (align == 0 || align % w == 0)) {
+      window = w;
+      shift = (lo / w) * w;
+      break;
+    }
   }
-  const int64_t bytes =
-      window * static_cast<int64_t>(dataTypeSize(tv->dtype()));
-  const bool oneVector = lo >= 0 && layout.aligned && bytes <= 16 &&
-                         (align == 0 || align % window == 0);
-  line("// lane table: lanes " + laneOffsetExpr(offsets) + " of " +
-       paramName_.at(tv));
-  Value v = declare(tv->dtype(), true);
   const std::string u = laneOffsetExpr(offsets);
-  if (!oneVector) {
+  line("// lane table: lanes " + u + " of " + p);
+  Value v = declare(tv->dtype(), true);
+  if (window == 0) {
     line("#pragma unroll");
     line("for (int u = 0; u < " + std::to_string(lanes_) + "; ++u) " + v.name +
          "[u] = " +
@@ -302,6 +311,13 @@ Value KernelValueBuilder::loadLaneTable(const TensorView* tv,
   }
   // Two values picking from the same vector (x[2k] and x[2k + 1]) share
   // its load.
+  if (shift != 0) {
+    base = "(" + base + " + " + std::to_string(shift) + ")";
+    for (int64_t& o : offsets) {
+      o -= shift;
+    }
+  }
+  const std::string picked = laneOffsetExpr(offsets);
   const std::string key =
       "window#" + p + "@" + base + "/" + std::to_string(window) + "?" + pred;
   const Value* w = cached(key);
@@ -316,7 +332,7 @@ Value KernelValueBuilder::loadLaneTable(const TensorView* tv,
   }
   line("#pragma unroll");
   line("for (int u = 0; u < " + std::to_string(lanes_) + "; ++u) " + v.name +
-       "[u] = " + w->name + "[" + u + "];");
+       "[u] = " + w->name + "[" + picked + "];");
   return v;
 }
 

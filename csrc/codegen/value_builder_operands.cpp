@@ -127,7 +127,9 @@ std::vector<KernelValueBuilder::Request> KernelValueBuilder::eagerOperands(
       exprAs<UnaryOp>(e)->op() == UnaryOpType::Cast) {
     if (const Val* source =
             unroundedNarrowSource(e->input(0), v->dtype(), &signOps)) {
-      reads.push_back({source, operandIndex(source->asTensor(), idx)});
+      reads.push_back({source, source->isTensor()
+                                   ? operandIndex(source->asTensor(), idx)
+                                   : Index{}});
       return reads;  // the sign ops on it, not the widened value
     }
   }

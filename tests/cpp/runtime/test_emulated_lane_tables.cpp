@@ -192,6 +192,31 @@ TEST(LaneTableTest, PairsOfPairsAndAPermutedLoad) {
   EXPECT_TRUE(at::equal(run.outs[0], run.ref[0]));
 }
 
+TEST(LaneTableTest, PairsOfAPackedPartShiftTheirWindow) {
+  // The k part of a packed [3, T, D] qkv viewed as pairs: every lane's
+  // element is T * D past the window's start, and still one aligned
+  // vector load serves x[2k] and x[2k + 1] (found by review: per-lane
+  // loads before).
+  const int64_t T = 5, D = 16;
+  Fusion f;
+  TensorView* qkv = defineTensor(f, {3, T, D}, DataType::BFloat16);
+  TensorView* k = slice(qkv, {1, 0, 0}, {2, T, D}, {1, 1, 1});
+  TensorView* p =
+      reshape(castOp(k, DataType::Float)->asTensor(), {1, T, D / 2, 2});
+  auto [a, b] = halves(p);
+  TensorView* out = reshape(
+      cat({b, unaryOp(UnaryOpType::Neg, a)->asTensor()}, -1), {1, T, D});
+  f.addOutput(castOp(out, DataType::BFloat16));
+  const std::string code = kernelCode(f);
+  EXPECT_NE(code.find("i = s * 8;"), std::string::npos) << code;
+  EXPECT_NE(code.find("+ 80)"), std::string::npos) << code;  // T * D
+  EXPECT_EQ(code.find("in0["), std::string::npos) << code;
+  EmulatedRun run =
+      runEmulatedAndAten(f, {at::randn({3, T, D}).to(at::kBFloat16)});
+  ASSERT_EQ(run.atenError, "");
+  EXPECT_TRUE(at::equal(run.outs[0], run.ref[0]));
+}
+
 TEST(LaneTableTest, RandomFusionsWithLaneTablesMatchOnTheEmulator) {
   // Seeds of fuzz_fusions (14 ops) whose kernels have lane tables (66 of
   // 0..1999; fuzz_fusions prints the count): the pair views it builds.

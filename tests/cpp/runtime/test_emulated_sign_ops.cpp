@@ -74,4 +74,24 @@ TEST(SignOpsTest, RoundingCastsStillRound) {
   }
 }
 
+TEST(SignOpsTest, AScalarSignChainIsReadAsAScalar) {
+  // cast(neg(cast(cast(s, bf16), float)), bf16) of a scalar, added to a
+  // tensor: the chain's source is a scalar, which has no tensor index (the
+  // generator asserted there, found by review).
+  Fusion f;
+  TensorView* x = defineTensor(f, {8}, DataType::BFloat16);
+  Scalar* s = defineScalar(f, DataType::Double, ScalarValue(2.75));
+  Val* c =
+      castOp(unaryOp(UnaryOpType::Neg,
+                     castOp(castOp(s, DataType::BFloat16), DataType::Float)),
+             DataType::BFloat16);
+  f.addOutput(binaryOp(BinaryOpType::Add, x, c));
+  EXPECT_NE(kernelOf(f).find("nvf_neg16("), std::string::npos);
+  EmulatedRun run = runEmulatedAndAten(
+      f,
+      {specialValues(at::kBFloat16).reshape({16}).slice(0, 0, 8).contiguous()});
+  ASSERT_EQ(run.atenError, "");
+  EXPECT_TRUE(sameValues(run.outs[0], run.ref[0]));
+}
+
 }  // namespace nvfuser
