@@ -56,6 +56,10 @@ using Index = std::vector<Ix>;
 inline bool isTable(const Ix& i) {
   return !i.offsets.empty();
 }
+// A lane table whose every lane's value is a constant (e is 0).
+inline bool isLaneConstants(const Ix& i) {
+  return isTable(i) && i.e == "0";
+}
 
 // A lane table's offsets as an expression in u (constant once unrolled).
 std::string laneOffsetExpr(const std::vector<int64_t>& offsets);
@@ -293,6 +297,19 @@ class KernelValueBuilder {
   Ix linearizeLaneTables(const std::vector<int64_t>& shape, const Index& idx,
                          size_t begin, size_t end);
   static bool hasTable(const Index& idx);
+  // Lane constants o mapped to o * scale + add (a slice's step and start,
+  // a cat part's offset).
+  Ix shiftedLaneConstants(const Ix& i, int64_t scale, int64_t add) const;
+  // The sum of index terms, each times its stride: e, per-lane offsets and
+  // what e is a multiple of. Constants below `foldBelow` join every lane's
+  // offset, larger ones join e.
+  struct LaneSum {
+    std::string e;
+    std::vector<int64_t> offsets;
+    int64_t align = 0;
+  };
+  void addTerm(LaneSum& sum, const Ix& t, int64_t stride,
+               int64_t foldBelow) const;
   // A load at an index with a lane table: one aligned vector load that
   // covers every lane's element, each lane picking its own (the x[2k] and
   // x[2k+1] of an interleaved RoPE), else one load per lane.

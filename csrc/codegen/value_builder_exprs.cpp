@@ -257,7 +257,7 @@ Value KernelValueBuilder::padded(const PadOp* p, DataType out,
       in.push_back(idx[d]);
       continue;
     }
-    if (isTable(idx[d]) && idx[d].e == "0") {  // lanes on both sides
+    if (isLaneConstants(idx[d])) {  // lanes on both sides
       if (padded != 1) {
         throw NotVectorizable{"a pad of several dims splits a lane table"};
       }
@@ -315,7 +315,7 @@ Value KernelValueBuilder::concatenated(const CatOp* c, DataType out,
   }
   const int64_t dim = c->dim();
   const size_t n = c->inputs().size();
-  if (isTable(idx[dim]) && idx[dim].e == "0") {  // lanes in several parts
+  if (isLaneConstants(idx[dim])) {  // lanes in several parts
     return laneSelectedCat(c, out, idx);
   }
   bool lane = false;
@@ -391,12 +391,8 @@ Value KernelValueBuilder::rngValue(const RngOp* r, const Val* v,
 Index KernelValueBuilder::catPartIndex(const Index& idx, int64_t dim,
                                        int64_t offset) const {
   Index in = idx;
-  if (isTable(idx[dim]) && idx[dim].e == "0") {  // lane constants: shift
-    std::vector<int64_t> offsets = idx[dim].offsets;
-    for (int64_t& o : offsets) {
-      o -= offset;
-    }
-    in[dim] = laneTerm("0", std::move(offsets), 0);
+  if (isLaneConstants(idx[dim])) {
+    in[dim] = shiftedLaneConstants(idx[dim], 1, -offset);
     return in;
   }
   if (idx[dim].lane) {

@@ -9,6 +9,7 @@
 // such kernels ran one element per thread (42% of copy bandwidth, issue
 // 16).
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "analysis/tensor_shape.h"
@@ -112,6 +113,48 @@ bool KernelValueBuilder::hasTable(const Index& idx) {
   return std::any_of(idx.begin(), idx.end(), isTable);
 }
 
+Ix KernelValueBuilder::shiftedLaneConstants(const Ix& i, int64_t scale,
+                                            int64_t add) const {
+  std::vector<int64_t> offsets = i.offsets;
+  for (int64_t& o : offsets) {
+    o = o * scale + add;
+  }
+  return laneTerm("0", std::move(offsets), 0);
+}
+
+void KernelValueBuilder::addTerm(LaneSum& sum, const Ix& t, int64_t stride,
+                                 int64_t foldBelow) const {
+  if (sum.offsets.empty()) {
+    sum.offsets.assign(lanes_, 0);
+  }
+  int64_t c = 0;
+  const bool constant = !t.lane && literalOf(t.e, &c);
+  if (constant && c * stride < foldBelow) {  // part of every lane's offset
+    for (int64_t& o : sum.offsets) {
+      o += c * stride;
+    }
+    return;
+  }
+  std::string x;
+  int64_t align = 0;
+  if (constant) {  // past the vector: part of e, its own multiple
+    x = std::to_string(c * stride);
+    align = c * stride;
+  } else {
+    const std::vector<int64_t> own = laneOffsets(t);
+    for (size_t u = 0; u < sum.offsets.size(); ++u) {
+      sum.offsets[u] += own[u] * stride;
+    }
+    if (t.e == "0") {
+      return;
+    }
+    x = stride == 1 ? paren(t.e) : paren(t.e) + " * " + std::to_string(stride);
+    align = termAlign(t) * stride;
+  }
+  sum.e = sum.e.empty() ? x : x + " + " + sum.e;
+  sum.align = std::gcd(sum.align, align);
+}
+
 Ix KernelValueBuilder::laneTerm(const std::string& e,
                                 std::vector<int64_t> offsets,
                                 int64_t align) const {
@@ -209,70 +252,36 @@ Ix KernelValueBuilder::splitLaneTerm(const Ix& linear, const std::string& l,
 Ix KernelValueBuilder::linearizeLaneTables(const std::vector<int64_t>& shape,
                                            const Index& idx, size_t begin,
                                            size_t end) {
-  std::string linear;
-  std::vector<int64_t> offsets(lanes_, 0);
-  int64_t align = 0;
+  LaneSum sum;
+  sum.offsets.assign(lanes_, 0);
   int64_t stride = 1;
   for (size_t d = end; d-- > begin;) {
-    const Ix& t = idx[d];
-    int64_t c = 0;
-    const bool constant = shape[d] != 1 && !t.lane && literalOf(t.e, &c);
-    if (constant && c * stride < lanes_) {  // part of every lane's offset
-      for (int64_t& o : offsets) {
-        o += c * stride;
-      }
-    } else if (constant) {  // past the vector: part of e, its own multiple
-      const std::string x = std::to_string(c * stride);
-      linear = linear.empty() ? x : x + " + " + linear;
-      align = std::gcd(align, c * stride);
-    } else if (shape[d] != 1) {
-      const std::vector<int64_t> own = laneOffsets(t);
-      for (size_t u = 0; u < offsets.size(); ++u) {
-        offsets[u] += own[u] * stride;
-      }
-      if (t.e != "0") {
-        const std::string x =
-            stride == 1 ? t.e : paren(t.e) + " * " + std::to_string(stride);
-        linear = linear.empty() ? x : x + " + " + linear;
-        align = std::gcd(align, termAlign(t) * stride);
-      }
+    if (shape[d] != 1) {
+      addTerm(sum, idx[d], stride, lanes_);
     }
     stride *= shape[d];
   }
-  return laneTerm(linear.empty() ? "0" : linear, std::move(offsets), align);
+  return laneTerm(sum.e.empty() ? "0" : sum.e, std::move(sum.offsets),
+                  sum.align);
 }
 
 Value KernelValueBuilder::loadLaneTable(const TensorView* tv,
                                         const Index& idx) {
   const std::string& p = paramName_.at(tv);
   const TensorLayout& layout = layouts_.at(inputIndex_.at(tv));
-  std::string base;
-  std::vector<int64_t> offsets(lanes_, 0);
-  int64_t align = 0;
-  for (size_t d = 0; d < idx.size(); ++d) {
-    const int64_t s = layout.strides[d];
-    int64_t c = 0;
-    if (s == 0) {
-      continue;
-    }
-    if (!idx[d].lane && literalOf(idx[d].e, &c)) {
-      for (int64_t& o : offsets) {
-        o += c * s;
-      }
-      continue;
-    }
-    const std::vector<int64_t> own = laneOffsets(idx[d]);
-    for (size_t u = 0; u < offsets.size(); ++u) {
-      offsets[u] += own[u] * s;
-    }
-    if (idx[d].e != "0") {
-      base += (base.empty() ? "" : " + ") +
-              (s == 1 ? paren(idx[d].e)
-                      : paren(idx[d].e) + " * " + std::to_string(s));
-      align = std::gcd(align, termAlign(idx[d]) * s);
+  // Every constant joins the offsets: the window below shifts past them.
+  // Terms are added innermost first, as linearize adds them.
+  LaneSum sum;
+  sum.offsets.assign(lanes_, 0);
+  for (size_t d = idx.size(); d-- > 0;) {
+    if (layout.strides[d] != 0) {
+      addTerm(sum, idx[d], layout.strides[d],
+              std::numeric_limits<int64_t>::max());
     }
   }
-  base = base.empty() ? "0" : base;
+  std::string base = sum.e.empty() ? "0" : sum.e;
+  std::vector<int64_t>& offsets = sum.offsets;
+  const int64_t align = sum.align;
   const std::string& pred = loadPredicate_;
   const int64_t lo = *std::min_element(offsets.begin(), offsets.end());
   const int64_t hi = *std::max_element(offsets.begin(), offsets.end());

@@ -74,12 +74,8 @@ Index KernelValueBuilder::slicedIndex(const SliceOp* s,
   Index in;
   for (size_t d = 0; d < ranges.size(); ++d) {
     Ix i = idx[d];
-    if (isTable(i) && i.e == "0") {  // lane constants: shift them
-      std::vector<int64_t> offsets = i.offsets;
-      for (int64_t& o : offsets) {
-        o = o * ranges[d].step + ranges[d].start;
-      }
-      in.push_back(laneTerm("0", std::move(offsets), 0));
+    if (isLaneConstants(i)) {
+      in.push_back(shiftedLaneConstants(i, ranges[d].step, ranges[d].start));
       continue;
     }
     if (i.lane && ranges[d].step != 1) {
