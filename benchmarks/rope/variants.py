@@ -458,34 +458,31 @@ def eager_forward(c, *ins, compute=torch.float32):
         q_lin, k_lin, v_lin = ins[:3]
         rest = ins[3:]
     if c["cos"] == "pairs":  # torchtune's RoPE
-        cos, sin = rest
+        cc, ss = (t.to(compute) for t in rest)
 
         def rope(x):
             xp = x.to(compute).reshape(*x.shape[:-1], -1, 2)
-            cc, ss = cos.to(compute), sin.to(compute)
             return torch.stack([xp[..., 0] * cc - xp[..., 1] * ss,
                                 xp[..., 1] * cc + xp[..., 0] * ss],
                                -1).flatten(3).to(dt)
-        q = rope(q_lin.view(B, T, H, D).transpose(1, 2))
-        k = rope(k_lin.view(B, T, G, D).transpose(1, 2))
-        v = v_lin.view(B, T, G, D).transpose(1, 2)
-        return [q, k[:, :, None].expand(B, G, H // G, T, D).reshape(
-            B, H, T, D), v[:, :, None].expand(B, G, H // G, T, D).reshape(
-            B, H, T, D)]
-    if c["cos"] == "input":
-        cos, sin = rest
     else:
-        pos, inv = rest
-        freqs = pos[:, :, None].float() * inv[None, None, :]
-        emb = torch.cat([freqs, freqs], dim=-1)
-        cos, sin = emb.cos().to(dt), emb.sin().to(dt)
+        if c["cos"] == "input":
+            cos, sin = rest
+        else:
+            pos, inv = rest
+            freqs = pos[:, :, None].float() * inv[None, None, :]
+            emb = torch.cat([freqs, freqs], dim=-1)
+            cos, sin = emb.cos().to(dt), emb.sin().to(dt)
+        cu, su = cos.unsqueeze(1).to(compute), sin.unsqueeze(1).to(compute)
+
+        def rope(x):
+            return _eager_rope(x.to(compute), cu, su).to(dt)
 
     def heads(x, n):
         return x.view(B, T, n, D).transpose(1, 2)
 
-    cu, su = cos.unsqueeze(1).to(compute), sin.unsqueeze(1).to(compute)
-    q = _eager_rope(heads(q_lin, H).to(compute), cu, su).to(dt)
-    k = _eager_rope(heads(k_lin, G).to(compute), cu, su).to(dt)
+    q = rope(heads(q_lin, H))
+    k = rope(heads(k_lin, G))
     v = heads(v_lin, G)
 
     def repeat(t):

@@ -113,10 +113,9 @@ def min_cut_partition(joint, joint_inputs, **kwargs):
     from functorch.compile import min_cut_rematerialization_partition
     from .. import _C
     _drop_detaches(joint)
-    if _C.disabled("recompute_cat"):  # torch's allowlist as it is
-        return min_cut_rematerialization_partition(joint, joint_inputs,
-                                                   **kwargs)
-    with _our_fusible_ops():
+    ops = (contextlib.nullcontext() if _C.disabled("recompute_cat")
+           else _our_fusible_ops())  # else torch's allowlist as it is
+    with ops:
         return min_cut_rematerialization_partition(joint, joint_inputs,
                                                    **kwargs)
 

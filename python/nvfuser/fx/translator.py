@@ -152,11 +152,26 @@ def _transpose(ctx, node, p):
     return ctx.fd.ops.permute(x, perm)
 
 
+def _with_unit_dim(ctx, x, shape, dim):
+    """x with a size-1 dim inserted at `dim`: `shape` there is 1."""
+    out = list(shape)
+    out[dim] = 1
+    keep = [i for i in range(len(out)) if i != dim]
+    return ctx.fd.ops.broadcast_in_dim(x, out, keep)
+
+
+def _padded_along(ctx, x, rank, dim, before, after):
+    """x padded with zeros along one dim (torch.nn.functional.pad widths
+    list the last dim first)."""
+    widths = []
+    for d in reversed(range(rank)):
+        widths += [before, after] if d == dim else [0, 0]
+    return ctx.fd.ops.pad(x, widths, 0.0)
+
+
 def _unsqueeze(ctx, node, p):
     out = _shape(ctx, node)
-    d = p["dim"] % len(out)
-    keep = [i for i in range(len(out)) if i != d]
-    return ctx.fd.ops.broadcast_in_dim(p["self"], out, keep)
+    return _with_unit_dim(ctx, p["self"], out, p["dim"] % len(out))
 
 
 def _squeeze(ctx, node, p):
@@ -326,12 +341,9 @@ def _stack(ctx, node, p):
         raise Unsupported("stack of non-tensors")
     out = _shape(ctx, node)
     dim = _dims(p.get("dim", 0), len(out))[0]
-    kept = [d for d in range(len(out)) if d != dim]
-    shape = list(out)
-    shape[dim] = 1
     dtype = _out_dtype(ctx, node)
-    parts = [ctx.fd.ops.broadcast_in_dim(_cast_tensor(ctx, t, dtype), shape,
-                                         kept) for t in tensors]
+    parts = [_with_unit_dim(ctx, _cast_tensor(ctx, t, dtype), out, dim)
+             for t in tensors]
     if len(parts) == 1:
         return ctx.fd.ops.set(parts[0])
     return ctx.fd.ops.cat(parts, dim)
@@ -373,12 +385,8 @@ def _slice_backward(ctx, node, p):
     dim, start, _, step = _slice_range(p, out)
     if step != 1:
         raise Unsupported("slice_backward with a step")
-    gshape = _in_shape(grad)
-    right = out[dim] - start - gshape[dim]
-    widths = []
-    for d in reversed(range(len(out))):  # torch.nn.functional.pad order
-        widths += [start, right] if d == dim else [0, 0]
-    return ctx.fd.ops.pad(grad, widths, 0.0)
+    right = out[dim] - start - _in_shape(grad)[dim]
+    return _padded_along(ctx, grad, len(out), dim, start, right)
 
 
 def _select_backward(ctx, node, p):
@@ -392,14 +400,8 @@ def _select_backward(ctx, node, p):
     if not isinstance(index, int) or not -out[dim] <= index < out[dim]:
         raise Unsupported("select_backward of index %r" % (index,))
     i = index % out[dim]
-    kept = [d for d in range(len(out)) if d != dim]
-    shape = list(out)
-    shape[dim] = 1
-    g = ctx.fd.ops.broadcast_in_dim(grad, shape, kept)
-    widths = []
-    for d in reversed(range(len(out))):  # torch.nn.functional.pad order
-        widths += [i, out[dim] - i - 1] if d == dim else [0, 0]
-    return ctx.fd.ops.pad(g, widths, 0.0)
+    return _padded_along(ctx, _with_unit_dim(ctx, grad, out, dim), len(out),
+                         dim, i, out[dim] - i - 1)
 
 
 def _slice_scatter(ctx, node, p):
