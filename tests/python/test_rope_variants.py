@@ -307,3 +307,22 @@ def test_minimal_bytes_leave_out_outputs_that_are_views_of_inputs():
     qk = 2 * B * T * H * D * 2  # bf16
     tables = 2 * T * (D // 2) * 2
     assert rv.minimal_bytes(cfg, "fwd", ins, outs) == 2 * qk + tables
+
+
+@pytest.mark.parametrize("name,mode,marker", [
+    ("llama_2_7b_pairs", "fwd", "// lane table"),
+    ("llama_2_7b_pairs", "bwd", "// lane table"),
+    ("llama_2_7b_litgpt", "fwd", "nvf_neg16("),
+])
+def test_lane_table_and_sign_op_kernels_compile_with_nvrtc(name, mode,
+                                                            marker):
+    # cuda_code_for compiles every kernel with NVRTC (sm_90), no GPU
+    # needed: the pair-view variant's lane tables and a LitGPT FD's
+    # rotate-half sign flip are code NVRTC accepts on every CI run.
+    cfg = rv.small(name, T=8)
+    fwd = rv.forward_inputs(cfg)
+    with FusionDefinition() as fd:
+        (rv.define_forward if mode == "fwd" else rv.define_backward)(fd, cfg)
+    ins = fwd if mode == "fwd" else rv.backward_inputs(cfg, fwd=fwd)
+    code = "\n".join(fd.cuda_code_for(ins))
+    assert marker in code

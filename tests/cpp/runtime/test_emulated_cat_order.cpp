@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "../fuzz/fuzz_case.h"
 #include "codegen/kernel_codegen.h"
 #include "emulated_run.h"
+#include "fuzz_seeds.h"
 #include "ops/arith.h"
 #include "ops/shape_ops.h"
 #include "scheduler/interleaved_cat.h"
@@ -188,13 +188,8 @@ TEST(InterleavedCatTest, RunsShorterThanASectorKeepTheOrder) {
 TEST(InterleavedCatTest, RandomFusionsWithInterleavedCatsMatchOnTheEmulator) {
   // The seed of fuzz_fusions (14 ops) among 0..1999 whose kernels take
   // the cat order (fuzz_fusions prints the count).
-  for (uint64_t seed : {1324u}) {
-    FuzzOutcome o = runFuzzCase(seed, 14, false, false, true);
-    EXPECT_GE(o.interleavedCatKernels, 1) << "seed " << seed;
-    EXPECT_TRUE(o.problems.empty())
-        << "seed " << seed << ": " << o.problems.front() << "\n"
-        << o.reproducer;
-  }
+  expectFuzzSeedsMatchOnTheEmulator({1324u},
+                                    &FuzzOutcome::interleavedCatKernels);
 }
 
 }  // namespace nvfuser

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "../fuzz/fuzz_case.h"
 #include "analysis/tensor_shape.h"
 #include "codegen/kernel_codegen.h"
 #include "emulated_run.h"
+#include "fuzz_seeds.h"
 #include "ops/arith.h"
 #include "ops/shape_ops.h"
 
@@ -220,13 +220,8 @@ TEST(LaneTableTest, PairsOfAPackedPartShiftTheirWindow) {
 TEST(LaneTableTest, RandomFusionsWithLaneTablesMatchOnTheEmulator) {
   // Seeds of fuzz_fusions (14 ops) whose kernels have lane tables (66 of
   // 0..1999; fuzz_fusions prints the count): the pair views it builds.
-  for (uint64_t seed : {9u, 32u, 49u, 54u, 55u, 88u}) {
-    FuzzOutcome o = runFuzzCase(seed, 14, false, false, true);
-    EXPECT_GE(o.laneTableKernels, 1) << "seed " << seed;
-    EXPECT_TRUE(o.problems.empty())
-        << "seed " << seed << ": " << o.problems.front() << "\n"
-        << o.reproducer;
-  }
+  expectFuzzSeedsMatchOnTheEmulator({9u, 32u, 49u, 54u, 55u, 88u},
+                                    &FuzzOutcome::laneTableKernels);
 }
 
 }  // namespace nvfuser
