@@ -97,8 +97,10 @@ def child(scripts, out_dir):
         torch.save([o.cpu() for o in outs],
                    os.path.join(out_dir, name + ".pt"))
         if cuda:
-            p = profile_kernels(lambda: fd.execute(ins), reps=20)
-            res[name] = [p["kernel_ms"] * 1e3, p["kernels"]]
+            p = profile_kernels(lambda: fd.execute(ins), reps=20, names=True)
+            # Per kernel too: which of a fusion's kernels a setting moved.
+            res[name] = [p["kernel_ms"] * 1e3, p["kernels"],
+                         [round(v[0], 1) for v in p["by_name"].values()]]
         else:
             res[name] = None
     with open(os.path.join(out_dir, "results.json"), "w") as f:
@@ -157,7 +159,10 @@ def main():
                 continue
             us = r[script]
             diff = max_diff(base, os.path.join(tmp, n), script)
-            cells.append(("%.1f (%s)" % tuple(us) if us else "-") +
+            per_kernel = (" [%s]" % " + ".join("%.1f" % k for k in us[2])
+                          if us and len(us) > 2 and len(us[2]) > 1 else "")
+            cells.append(("%.1f (%s)" % tuple(us[:2]) if us else "-") +
+                         per_kernel +
                          ("" if diff == 0 else " diff %.3g" % diff))
             table.setdefault(script, {})[n] = {"us": us, "max_diff": diff}
         print("| %s | %s |" % (script, " | ".join(cells)))

@@ -203,7 +203,9 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "interleaved_cat_order",   // slots in order though warps straddle parts
       "early_loads",           // loads where first used, after earlier branches
       "heavy_families_first",  // serial-reduction families in output order
-      "recompute_cat",         // torch.compile's partition saves cats and pads
+      "threads_per_slot",      // one thread per slot of long serial loops
+      "shared_reduction_loops",  // one loop per reduction, not per group
+      "recompute_cat",  // torch.compile's partition saves cats and pads
   };
   return byGroup(g, kDump, kEnable, kDisable);
 }

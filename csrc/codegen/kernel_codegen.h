@@ -41,6 +41,7 @@ struct OutputFamily {
   int64_t numel = 0;
   int64_t vectorWidth = 1;
   int64_t slots = 0;
+  int64_t threadsPerSlot = 1;  // the plan's (scheduler/slot_threads.h)
 };
 
 struct KernelSource {
@@ -101,6 +102,10 @@ struct KernelCodegenOptions {
   // ...at a slot's top level too, for all of a family's outputs before the
   // first (NVFUSER_ENABLE=early_loads_everywhere, an experiment).
   bool earlyLoadsEverywhere = false;
+  // Reductions at a slot's top level with the same input shape and reduced
+  // dims share one loop, and the loads their inputs have in common
+  // (NVFUSER_DISABLE=shared_reduction_loops: a loop each).
+  bool sharedReductionLoops = true;
 };
 
 // Blocks per SM of a row kernel with column sums (each adds one partial

@@ -26,6 +26,11 @@ KernelSource KernelValueBuilder::beginKernel(const std::string& name,
     f.loop = planned.loop;
     f.outputs = planned.outputs;
     f.numel = planned.numel;
+    f.threadsPerSlot = planned.threadsPerSlot;
+    NVF_ASSERT(f.threadsPerSlot == 1 ||
+                   (32 % f.threadsPerSlot == 0 && plan_.blockThreads % 32 == 0),
+               "groups of ", f.threadsPerSlot,
+               " threads per slot must tile the warps");
     ks.families.push_back(f);
   }
   NVF_ASSERT(
@@ -103,7 +108,7 @@ void KernelValueBuilder::chooseIndexType() {
   // least one element): families of 2^31 elements together would wrap it.
   int64_t families = 0;
   for (const OutputFamilyPlan& f : plan_.families) {
-    families += f.numel;
+    families += f.numel * f.threadsPerSlot + f.threadsPerSlot;  // aligned
   }
   maxNumel = std::max(maxNumel, families);
   // Unsigned 32-bit index math when everything fits: divisions by constant

@@ -1,6 +1,7 @@
 #include "codegen/pointwise_kernel_generator.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <optional>
 #include <sstream>
@@ -47,8 +48,15 @@ KernelSource PointwiseKernelGenerator::slotKernel(
   ks.fullGrid = plan_.fullGrid;
   for (size_t f = 0; f < ks.families.size(); ++f) {
     const OutputFamily& fam = ks.families[f];
+    const int64_t k = fam.threadsPerSlot;
+    if (ks.slots % k != 0) {  // a group's lanes start at a multiple of k
+      ks.slots += k - ks.slots % k;
+      loopBody << "    } else if (slot < " << ks.slots
+               << ") {  // no family: family " << f
+               << "'s groups start at a multiple of " << k << "\n";
+    }
     const std::string begin = std::to_string(ks.slots);
-    ks.slots += fam.slots;
+    ks.slots += fam.slots * k;
     const std::string end = std::to_string(ks.slots);
     if (ks.families.size() > 1) {
       loopBody << "    " << (f == 0 ? "if" : "} else if") << " (slot < " << end
@@ -57,10 +65,11 @@ KernelSource PointwiseKernelGenerator::slotKernel(
     } else {
       loopBody << "    {\n";
     }
-    loopBody << "      " << indexType_
-             << " s = " << (f == 0 ? "slot" : "(slot - " + begin + ")") << ";\n"
-             << interleavedCatOrder(fam) << "      " << indexType_
-             << " i = s * " << fam.vectorWidth << ";\n"
+    const std::string rel = begin == "0" ? "slot" : "(slot - " + begin + ")";
+    loopBody << "      " << indexType_ << " s = " << rel
+             << (k > 1 ? " / " + std::to_string(k) : "") << ";\n"
+             << slotThreadGroup(k, rel) << interleavedCatOrder(fam) << "      "
+             << indexType_ << " i = s * " << fam.vectorWidth << ";\n"
              << bodies.at(f);
   }
   loopBody << "    }\n";
@@ -80,6 +89,7 @@ KernelSource PointwiseKernelGenerator::slotKernel(
 std::string PointwiseKernelGenerator::familyBody(const OutputFamily& family,
                                                  int64_t v) {
   resetBody(v);
+  slotThreads_ = family.threadsPerSlot;
   const std::vector<int64_t>& loop = family.loop;
   Index loopIdx;
   for (size_t d = 0; d < loop.size(); ++d) {
@@ -102,14 +112,14 @@ std::string PointwiseKernelGenerator::familyBody(const OutputFamily& family,
     }
     return idx;
   };
+  std::vector<Request> roots;
+  for (size_t o : family.outputs) {
+    const TensorView* tv = fusion_.outputs()[o]->asTensor();
+    roots.push_back({tv, indexOf(tv)});
+  }
+  findSameIndexReductions(roots);
   if (loadsAcrossOutputsFirst()) {
-    // every output's plain loads before any output
-    std::vector<Request> roots;
-    for (size_t o : family.outputs) {
-      const TensorView* tv = fusion_.outputs()[o]->asTensor();
-      roots.push_back({tv, indexOf(tv)});
-    }
-    loadEagerInputsFirst(roots);
+    loadEagerInputsFirst(roots);  // every output's plain loads before any
   }
   for (size_t o : family.outputs) {
     writeOutput(o, v, indexOf);
@@ -117,19 +127,36 @@ std::string PointwiseKernelGenerator::familyBody(const OutputFamily& family,
   return body_.str();
 }
 
+std::string PointwiseKernelGenerator::slotThreadGroup(
+    int64_t k, const std::string& rel) const {
+  if (k == 1) {
+    return "";
+  }
+  // Slots and lanes agree mod 32 (blocks and the grid stride are whole
+  // warps), so the group is the k lanes from threadIdx.x & (32 - k).
+  char mask[24];
+  std::snprintf(mask, sizeof(mask), "0x%llxu", (1ull << k) - 1);
+  return "      const unsigned nvf_k = " + rel + " % " + std::to_string(k) +
+         ";  // this lane's share of the slot's loops\n" +
+         "      const unsigned nvf_group = " + mask + " << (threadIdx.x & " +
+         std::to_string(32 - k) + "u);\n";
+}
+
 void PointwiseKernelGenerator::writeOutput(
     size_t o, int64_t v, const std::function<Index(const Val*)>& indexOf) {
   const TensorView* tv = fusion_.outputs()[o]->asTensor();
   const std::string out = "out" + std::to_string(o);
   Value x = valueAt(tv, indexOf(tv));
+  // Every lane of a slot's group holds the value; the first stores it.
+  const std::string storer = slotThreads_ > 1 ? "if (nvf_k == 0) " : "";
   if (v == 1) {
-    line(out + "[i] = " + x.name + ";");
+    line(storer + out + "[i] = " + x.name + ";");
     return;
   }
   if (!x.lane) {
     x = emit(tv->dtype(), true, x.name);
   }
-  line("nvf_vstore(" + out + " + i, " + x.name + ");");
+  line(storer + "nvf_vstore(" + out + " + i, " + x.name + ");");
 }
 
 // The plan's slot order (scheduler/interleaved_cat.h: catSlotOrder) at the

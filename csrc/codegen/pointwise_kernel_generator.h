@@ -39,6 +39,10 @@ class PointwiseKernelGenerator : public KernelValueBuilder {
   // The statement reordering slot `s` of `fam` when the plan names an
   // interleaved cat among its outputs (kernel_plan.h), else "".
   std::string interleavedCatOrder(const OutputFamily& fam) const;
+  // With k threads per slot (rel: the slot's place in its family's
+  // range): nvf_k, the lane's place in the group, and nvf_group, the
+  // group's lane mask; "" for k = 1.
+  std::string slotThreadGroup(int64_t k, const std::string& rel) const;
   // The grid-stride kernel over the families' slots, one body each.
   KernelSource slotKernel(KernelSource ks, const std::string& params,
                           const std::vector<std::string>& bodies);

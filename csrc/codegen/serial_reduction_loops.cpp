@@ -4,6 +4,8 @@
 // column sums with enough columns): consecutive lanes and threads then read
 // consecutive elements in every iteration. var_mean is two-pass (mean, then
 // the sum of squared deviations), in Float (Double for Double inputs).
+#include <algorithm>
+
 #include "analysis/tensor_shape.h"
 #include "codegen/op_emitter.h"
 #include "codegen/rng_device_helpers.h"
@@ -85,11 +87,28 @@ KernelValueBuilder::LoopRange KernelValueBuilder::reductionLoopRange(
 
 Index KernelValueBuilder::openReductionLoops(const TensorView* in,
                                              const std::vector<int64_t>& axes,
-                                             const Index& idx) {
+                                             const Index& idx,
+                                             bool* splitOverSlotThreads) {
   std::vector<int64_t> shape = concreteShape(in);
   std::vector<bool> reduced(shape.size(), false);
   for (int64_t a : axes) {
     reduced[a] = true;
+  }
+  // Several threads per slot split the longest dim of the outermost loops
+  // (inner ones run whole in each lane: the group combines once, after
+  // the loops, so every lane must run the same number of them).
+  int64_t splitDim = -1;
+  if (slotThreads_ > 1 && reductionLoops_ == 0) {
+    for (int64_t a : axes) {
+      if (shape[a] > 1 && (splitDim < 0 || shape[a] > shape[splitDim])) {
+        splitDim = a;
+      }
+    }
+  }
+  if (splitOverSlotThreads != nullptr) {
+    // No loop (every reduced dim of size 1): each lane holds the whole
+    // result already, and combining would count it K times.
+    *splitOverSlotThreads = splitDim >= 0;
   }
   Index inIdx;
   size_t next = 0;
@@ -108,10 +127,16 @@ Index KernelValueBuilder::openReductionLoops(const TensorView* in,
     std::string begin = "0";
     std::string end = std::to_string(shape[d]);
     LoopRange range = reductionLoopRange(int64_t(d), r);
+    int64_t steps = shape[d];
+    if (int64_t(d) == splitDim) {
+      range =
+          LoopRange{"nvf_k", r + " += " + std::to_string(slotThreads_), false};
+      steps = (shape[d] + slotThreads_ - 1) / slotThreads_;
+    }
     const bool chunked = range.chunked;
     begin = range.begin;
     std::string step = range.step.empty() ? "++" + r : range.step;
-    line("#pragma unroll " + std::to_string(serialUnroll(shape[d], chunked)));
+    line("#pragma unroll " + std::to_string(serialUnroll(steps, chunked)));
     line("for (" + indexType_ + " " + r + " = " + begin + "; " + r + " < " +
          end + "; " + step + ") {");
     indent_ += 2;
@@ -136,45 +161,50 @@ void KernelValueBuilder::closeReductionLoops(const TensorView* in,
   }
 }
 
+namespace {
+bool anyLane(const Index& idx) {
+  return std::any_of(idx.begin(), idx.end(),
+                     [](const Ix& i) { return i.lane; });
+}
+}  // namespace
+
 Value KernelValueBuilder::reduce(const Expr* e, const Val* v,
                                  const Index& idx) {
-  const TensorView* in = e->input(0)->asTensor();
-  bool lane = false;
-  for (const Ix& i : idx) {
-    lane = lane || i.lane;
+  if (const auto* red = exprAs<ReductionOp>(e)) {
+    return reduceTogether(sharedLoopGroup(red, idx), v, idx);
   }
-  const auto* red = exprAs<ReductionOp>(e);
-  const std::vector<int64_t>& axes =
-      red ? red->axes() : exprAs<VarMeanOp>(e)->axes();
+  return varMean(exprAs<VarMeanOp>(e), v, idx);
+}
+
+Value KernelValueBuilder::varMean(const VarMeanOp* e, const Val* v,
+                                  const Index& idx) {
+  const TensorView* in = e->input(0)->asTensor();
+  const bool lane = anyLane(idx);
+  const std::vector<int64_t>& axes = e->axes();
   const int64_t n = reducedCount(concreteShape(in), axes);
   const DataType acc = accumulatorType(e->output(0)->dtype(), in->dtype());
   const std::string count = "(" + cudaType(acc) + ")" + std::to_string(n);
-  if (red != nullptr) {
-    const ReductionOpType op = red->op();
-    Value sum = emit(acc, lane, identity(op, acc));
-    Index inIdx = openReductionLoops(in, axes, idx);
-    Value x = valueAt(in, operandIndex(in, inIdx));
-    assign(sum, combine(op, at(sum), cast(x, in->dtype(), acc)));
-    closeReductionLoops(in, axes);
-    std::string r =
-        op == ReductionOpType::Mean ? at(sum) + " / " + count : at(sum);
-    return emit(v->dtype(), lane, castExpr(acc, v->dtype(), r));
-  }
-  // var_mean, two passes.
+  bool split = false;
   Value sum = emit(acc, lane, "(" + cudaType(acc) + ")0");
-  Index inIdx = openReductionLoops(in, axes, idx);
+  Index inIdx = openReductionLoops(in, axes, idx, &split);
   Value x = valueAt(in, operandIndex(in, inIdx));
   assign(sum, at(sum) + " + " + cast(x, in->dtype(), acc));
   closeReductionLoops(in, axes);
+  if (split) {
+    combineAcrossSlotThreads(sum, ReductionOpType::Sum);
+  }
   Value mean = emit(acc, lane, at(sum) + " / " + count);
   Value m2 = emit(acc, lane, "(" + cudaType(acc) + ")0");
-  inIdx = openReductionLoops(in, axes, idx);
+  inIdx = openReductionLoops(in, axes, idx, &split);
   x = valueAt(in, operandIndex(in, inIdx));
   const std::string d =
       "(" + cast(x, in->dtype(), acc) + " - " + at(mean) + ")";
   assign(m2, at(m2) + " + " + d + " * " + d);
   closeReductionLoops(in, axes);
-  const int64_t correction = exprAs<VarMeanOp>(e)->correction();
+  if (split) {
+    combineAcrossSlotThreads(m2, ReductionOpType::Sum);
+  }
+  const int64_t correction = e->correction();
   const std::string dof = "(" + cudaType(acc) + ")" +
                           std::to_string(std::max<int64_t>(n - correction, 0));
   Value var = emit(e->output(0)->dtype(), lane,
@@ -186,6 +216,67 @@ Value KernelValueBuilder::reduce(const Expr* e, const Val* v,
   scopes_.back()[e->output(0)->ref() + "@" + key] = var;
   scopes_.back()[e->output(1)->ref() + "@" + key] = meanOut;
   return v == e->output(0) ? var : meanOut;
+}
+
+Value KernelValueBuilder::reduceTogether(
+    const std::vector<const ReductionOp*>& group, const Val* v,
+    const Index& idx) {
+  const TensorView* in = group.at(0)->input(0)->asTensor();
+  const std::vector<int64_t>& axes = group[0]->axes();
+  const bool lane = anyLane(idx);
+  bool split = false;
+  std::vector<Value> sums;
+  for (const ReductionOp* r : group) {
+    const DataType acc =
+        accumulatorType(r->output(0)->dtype(), r->input(0)->dtype());
+    sums.push_back(emit(acc, lane, identity(r->op(), acc)));
+  }
+  if (group.size() > 1) {
+    line("// " + std::to_string(group.size()) + " reductions in one loop");
+  }
+  Index inIdx = openReductionLoops(in, axes, idx, &split);
+  for (size_t k = 0; k < group.size(); ++k) {
+    const TensorView* x = group[k]->input(0)->asTensor();
+    const DataType acc =
+        accumulatorType(group[k]->output(0)->dtype(), x->dtype());
+    Value xv = valueAt(x, operandIndex(x, inIdx));
+    assign(sums[k],
+           combine(group[k]->op(), at(sums[k]), cast(xv, x->dtype(), acc)));
+  }
+  closeReductionLoops(in, axes);
+  const int64_t n = reducedCount(concreteShape(in), axes);
+  Value result;
+  for (size_t k = 0; k < group.size(); ++k) {
+    const ReductionOp* r = group[k];
+    const DataType acc =
+        accumulatorType(r->output(0)->dtype(), r->input(0)->dtype());
+    if (split) {
+      combineAcrossSlotThreads(sums[k], r->op());
+    }
+    const std::string count = "(" + cudaType(acc) + ")" + std::to_string(n);
+    const std::string value = r->op() == ReductionOpType::Mean
+                                  ? at(sums[k]) + " / " + count
+                                  : at(sums[k]);
+    Value out = emit(r->output(0)->dtype(), lane,
+                     castExpr(acc, r->output(0)->dtype(), value));
+    if (r->output(0) == v) {
+      result = out;
+    } else {  // computed with v: known at idx from here on
+      scopes_.back()[valueKey(r->output(0), idx)] = out;
+    }
+  }
+  return result;
+}
+
+void KernelValueBuilder::combineAcrossSlotThreads(const Value& acc,
+                                                  ReductionOpType op) {
+  line("#pragma unroll");
+  line("for (int o = 1; o < " + std::to_string(slotThreads_) + "; o *= 2) {");
+  indent_ += 2;
+  assign(acc, combine(op, at(acc),
+                      "__shfl_xor_sync(nvf_group, " + at(acc) + ", o)"));
+  indent_ -= 2;
+  line("}");
 }
 
 }  // namespace codegen_detail

@@ -255,10 +255,39 @@ class KernelValueBuilder {
   static constexpr size_t kMaxPredicatedWalk = 64;
   // var (or, per lane, var[u]) = rhs, where rhs is written for lane u.
   void assign(const Value& var, const std::string& rhs);
+  // A var_mean: two passes (the mean, then squared deviations).
+  Value varMean(const VarMeanOp* e, const Val* v, const Index& idx);
+  // Sums (and other reductions) of one loop: `group` share the loop of
+  // the first's input and reduced dims, each its own accumulator; returns
+  // v's value and caches the others' at idx (serial_reduction_loops.cpp).
+  Value reduceTogether(const std::vector<const ReductionOp*>& group,
+                       const Val* v, const Index& idx);
+  // With several threads per slot: `acc` (of reduction op `op`) combined
+  // over the slot's group of lanes, every lane holding the result.
+  void combineAcrossSlotThreads(const Value& acc, ReductionOpType op);
+  // Shared reduction loops (value_builder_shared_loops.cpp).
+  // Records the reductions the family's outputs reach through elementwise
+  // ops of their own shape (so at the outputs' index), with that index.
+  void findSameIndexReductions(const std::vector<Request>& outputs);
+  // red first, then the reductions at idx that can share its loop: not yet
+  // computed, same input shape, reduced dims and output shape, neither
+  // depending on another of the group, only at a slot's top level (not in
+  // a branch, a loop or under a load predicate).
+  std::vector<const ReductionOp*> sharedLoopGroup(const ReductionOp* red,
+                                                  const Index& idx);
+  // Reductions upstream of v's definition, walking at most
+  // kMaxSharedLoopWalk values; nullopt past that.
+  std::optional<std::set<const Expr*>> reductionsUpstream(const Val* v) const;
+  static constexpr size_t kMaxSharedLoopWalk = 256;
+  static constexpr size_t kMaxSharedLoop = 8;
   // Opens one loop per reduced dim of `in` and returns the input's index
-  // inside them; closeReductionLoops closes them.
+  // inside them; closeReductionLoops closes them. With several threads per
+  // slot, the outermost loops (none open around them) take every K-th
+  // element of their longest reduced dim, from the lane's nvf_k; whether
+  // they did goes to splitOverSlotThreads (false where no loop opened).
   Index openReductionLoops(const TensorView* in,
-                           const std::vector<int64_t>& axes, const Index& idx);
+                           const std::vector<int64_t>& axes, const Index& idx,
+                           bool* splitOverSlotThreads = nullptr);
   void closeReductionLoops(const TensorView* in,
                            const std::vector<int64_t>& axes);
   Index reshapeIndex(const std::vector<int64_t>& outShape,
@@ -350,6 +379,11 @@ class KernelValueBuilder {
   // (predicatedValue).
   std::string loadPredicate_;
   int reductionLoops_ = 0;  // serial reduction loops open around the code
+  // Threads that share each slot of the family being generated (nvf_k is
+  // the lane's place in the group, nvf_group the group's lane mask).
+  int64_t slotThreads_ = 1;
+  // findSameIndexReductions: in expr order, with the key of their index.
+  std::vector<std::pair<const ReductionOp*, std::string>> sameIndexReductions_;
   // Inputs read once per element (a split sum's): their vector loads skip
   // L1.
   std::set<const TensorView*> streamed_;

@@ -77,6 +77,7 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
   codegen.predicatedLoads = !options.disabled("predicated_loads");
   codegen.earlyLoads = !options.disabled("early_loads");
   codegen.earlyLoadsEverywhere = options.enabled("early_loads_everywhere");
+  codegen.sharedReductionLoops = !options.disabled("shared_reduction_loops");
   codegen.predicatedLoadsEverywhere =
       options.enabled("predicated_loads_everywhere");
   codegen.predicatedLoadsUnbounded =
@@ -90,6 +91,7 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
   planOptions.innermostBranchOrder =
       !options.disabled("innermost_branch_order");
   planOptions.heavyFamiliesFirst = !options.disabled("heavy_families_first");
+  planOptions.threadsPerSlot = !options.disabled("threads_per_slot");
   planOptions.device = deviceTraits(args);
   const Fusion& complete = segmented_->completeFusion();
   std::unordered_map<const Val*, size_t> lastUse;

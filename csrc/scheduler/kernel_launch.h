@@ -42,6 +42,9 @@ struct OutputFamilyPlan {
   std::vector<size_t> outputs;  // indices into the fusion's outputs
   int64_t numel = 0;
   int64_t maxVectorWidth = 1;
+  // Adjacent threads that share each slot, splitting its outermost serial
+  // reduction loops (slot_threads.h); 1 for pointwise kernels.
+  int64_t threadsPerSlot = 1;
 };
 
 // The families of a pointwise or serial-reduction kernel, in output order.

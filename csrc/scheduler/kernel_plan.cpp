@@ -7,6 +7,7 @@
 #include "scheduler/generated_kernel_rules.h"
 #include "scheduler/reduction_analysis.h"
 #include "scheduler/scheduler.h"
+#include "scheduler/slot_threads.h"
 
 namespace nvfuser {
 
@@ -109,6 +110,10 @@ Decision planKernel(SchedulerType type, const Fusion& segment, KernelPlan* plan,
         orderFamiliesByWork(segment, &plan->families);
       }
       planSlots(segment, options, plan);
+      if (options.threadsPerSlot && plan->split.sum == nullptr) {
+        planThreadsPerSlot(segment, plan->interleavedCats, options.device,
+                           &plan->families);
+      }
       return Decision::yes();
     default:
       return Decision::no(std::string(toString(type)) +

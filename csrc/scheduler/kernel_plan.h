@@ -85,6 +85,9 @@ struct KernelPlanOptions {
   // (scheduler/family_order.h; NVFUSER_DISABLE=heavy_families_first:
   // output order).
   bool heavyFamiliesFirst = true;
+  // Groups of threads per slot of long serial loops (slot_threads.h;
+  // NVFUSER_DISABLE=threads_per_slot: one thread per slot).
+  bool threadsPerSlot = true;
   DeviceTraits device;
 };
 

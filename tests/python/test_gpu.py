@@ -300,6 +300,40 @@ def test_pair_view_rope_keeps_vector_lanes_on_gpu(mode):
                                        atol=5e-2)
 
 
+@pytest.mark.parametrize("T", [24, 4096])
+def test_qwen_cos_sin_gradients_use_lane_groups_on_gpu(T):
+    # Qwen2.5's cos and sin gradients sum 32 heads of dq * q per slot: a
+    # group of lanes per slot (warp shuffles combine it) and one loop for
+    # both gradients, checked against autograd.
+    import variants as rv
+    cfg = rv.sized("qwen2_5_7b_hf", T) if T == 4096 else rv.small(
+        "qwen2_5_7b_hf", T=T)
+    fwd = rv.forward_inputs(cfg, DataType.BFloat16, device="cuda")
+    with FusionDefinition() as fd:
+        rv.define_backward(fd, cfg)
+    ins = rv.backward_inputs(cfg, DataType.BFloat16, device="cuda", fwd=fwd)
+    outs = fd.execute(ins)
+    code = "\n".join(fd.last_cuda_code())
+    assert "__shfl_xor_sync(nvf_group" in code, code
+    assert "2 reductions in one loop" in code, code
+    if T != 4096:
+        want = rv.autograd_backward(cfg, [t.cpu() for t in ins],
+                                    [t.cpu() for t in fwd])
+        for o, e in zip(outs, want):
+            torch.testing.assert_close(o.double().cpu(), e, rtol=2e-2,
+                                       atol=5e-2)
+        return
+    # At full size a few sums of 32 heads cancel to near 0, where the bf16
+    # autograd reference is itself off by more than its tolerance: compare
+    # with one thread per slot and a loop per sum instead, which differ
+    # only in the float summation order (one bf16 rounding step).
+    plain = fd.execute(ins, _disable_options=["threads_per_slot",
+                                              "shared_reduction_loops"])
+    assert "nvf_group" not in "\n".join(fd.last_cuda_code())
+    for o, e in zip(outs, plain):
+        torch.testing.assert_close(o, e, rtol=1e-2, atol=1e-3)
+
+
 @pytest.mark.parametrize("name", ["softmax", "rms_norm", "layer_norm"])
 def test_normalizations_are_one_row_kernel(name):
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",

@@ -313,12 +313,15 @@ def test_minimal_bytes_leave_out_outputs_that_are_views_of_inputs():
     ("llama_2_7b_pairs", "fwd", "// lane table"),
     ("llama_2_7b_pairs", "bwd", "// lane table"),
     ("llama_2_7b_litgpt", "fwd", "nvf_neg16("),
+    ("qwen2_5_7b_hf", "bwd", "__shfl_xor_sync(nvf_group"),
+    ("qwen2_5_7b_hf", "bwd", "2 reductions in one loop"),
 ])
-def test_lane_table_and_sign_op_kernels_compile_with_nvrtc(name, mode,
-                                                            marker):
+def test_rope_kernel_features_compile_with_nvrtc(name, mode, marker):
     # cuda_code_for compiles every kernel with NVRTC (sm_90), no GPU
-    # needed: the pair-view variant's lane tables and a LitGPT FD's
-    # rotate-half sign flip are code NVRTC accepts on every CI run.
+    # needed: the pair-view variant's lane tables, a LitGPT FD's
+    # rotate-half sign flip and Qwen2.5's cos/sin gradients (a group of
+    # lanes per slot, one loop for both) are code NVRTC accepts on every CI
+    # run.
     cfg = rv.small(name, T=8)
     fwd = rv.forward_inputs(cfg)
     with FusionDefinition() as fd:

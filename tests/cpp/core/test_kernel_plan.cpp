@@ -266,4 +266,59 @@ TEST(KernelPlanTest, FamiliesWithLongerSerialLoopsComeFirst) {
   EXPECT_EQ(ks.families[0].outputs, std::vector<size_t>{1});
 }
 
+TEST(KernelPlanTest, ThreadsPerSlotGoToLongLoopsOfFewSlots) {
+  // Qwen2.5's cos gradient at T=4096: 65536 slots of 8 bf16 lanes, each
+  // summing 28 q heads and 4 k heads. Groups of 4 lanes fill an H200's
+  // 132 x 2048 threads; a GPU of half the SMs gets groups of 2.
+  Fusion f;
+  auto headSum = [&](int64_t heads) {
+    TensorView* d = defineTensor(f, {heads, 4096, 128}, DataType::BFloat16);
+    TensorView* x = defineTensor(f, {heads, 4096, 128}, DataType::BFloat16);
+    return reduction(ReductionOpType::Sum,
+                     binaryOp(BinaryOpType::Mul, d, x)->asTensor(), {0}, false,
+                     DataType::Float);
+  };
+  f.addOutput(castOp(binaryOp(BinaryOpType::Add, headSum(28), headSum(4)),
+                     DataType::BFloat16));
+  // A GQA value sum, 7 heads per slot: too short to share.
+  TensorView* dv = defineTensor(f, {4, 7, 4096, 128}, DataType::BFloat16);
+  f.addOutput(
+      castOp(reduction(ReductionOpType::Sum, dv, {1}, false, DataType::Float),
+             DataType::BFloat16));
+  KernelPlan plan;
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, f, &plan));
+  ASSERT_EQ(plan.families.size(), 2u);
+  EXPECT_EQ(plan.families[0].outputs, std::vector<size_t>{0});
+  EXPECT_EQ(plan.families[0].threadsPerSlot, 4);
+  EXPECT_EQ(plan.families[1].threadsPerSlot, 1);
+  KernelPlanOptions half;
+  half.device.smCount = 66;
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, f, &plan, half));
+  EXPECT_EQ(plan.families[0].threadsPerSlot, 2);
+  KernelPlanOptions off;
+  off.threadsPerSlot = false;
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, f, &plan, off));
+  EXPECT_EQ(plan.families[0].threadsPerSlot, 1);
+}
+
+TEST(KernelPlanTest, ThreadsPerSlotNeedAShuffledAccumulator) {
+  // A boolean max has no warp shuffle of its type: one thread per slot,
+  // however long its loop.
+  Fusion f;
+  TensorView* x = defineTensor(f, {64, 4, 8}, DataType::Float);
+  f.addOutput(reduction(ReductionOpType::Max,
+                        castOp(x, DataType::Bool)->asTensor(), {0}, false));
+  KernelPlan plan;
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, f, &plan));
+  ASSERT_EQ(plan.families.size(), 1u);
+  EXPECT_EQ(plan.families[0].threadsPerSlot, 1);
+  // The same as a float max splits.
+  Fusion g;
+  g.addOutput(reduction(ReductionOpType::Max,
+                        defineTensor(g, {64, 4, 8}, DataType::Float), {0},
+                        false));
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, g, &plan));
+  EXPECT_GT(plan.families[0].threadsPerSlot, 1);
+}
+
 }  // namespace nvfuser

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -62,15 +63,36 @@ inline void syncthreads() {
   }
 }
 
-// Every thread of the warp calls it at the same point (true of the
-// generated block reductions): publish, wait, read the partner, wait.
+// Barriers of aligned lane groups of 2, 4, 8 and 16 (a slot's threads:
+// scheduler/slot_threads.h), indexed by log2 of the size, then group.
+inline std::vector<Barrier> groupBarriers_[5];
+
+// The barrier of the lanes in `mask`: the warp's, or an aligned group's.
+inline Barrier& shuffleBarrier(unsigned t, unsigned mask) {
+  if (mask == 0xffffffffu) {
+    return warpBarriers_[t / 32];
+  }
+  const int size = __builtin_popcount(mask);
+  const int log2 = __builtin_ctz(unsigned(size));
+  if ((size & (size - 1)) != 0 || log2 > 4 ||
+      mask != ((1u << size) - 1) << (t % 32 / size * size)) {
+    std::fprintf(stderr, "nvf_emu: shuffle mask %x is not thread %u's group\n",
+                 mask, t);
+    std::abort();
+  }
+  return groupBarriers_[log2][t / size];
+}
+
+// Every thread of the mask's lanes calls it at the same point (true of the
+// generated block reductions and slot groups): publish, wait, read the
+// partner, wait.
 template <typename T>
-T shflXor(T v, int laneMask) {
+T shflXor(T v, int laneMask, unsigned mask = 0xffffffffu) {
   static_assert(sizeof(T) <= 8, "shuffle of a wide type");
   const unsigned t = threadIdx_.x;
   uint64_t bits = 0;
   std::memcpy(&bits, &v, sizeof(T));
-  Barrier& warp = warpBarriers_[t / 32];
+  Barrier& warp = shuffleBarrier(t, mask);
   shuffleSlots_[t] = bits;
   warp.wait();
   const unsigned partner = (t & ~31u) | ((t & 31u) ^ unsigned(laneMask));
@@ -89,6 +111,14 @@ inline void launch(unsigned grid, unsigned block,
   warpBarriers_ = std::vector<Barrier>((block + 31) / 32);
   for (unsigned w = 0; w < warpBarriers_.size(); ++w) {
     warpBarriers_[w].count = block - 32 * w < 32 ? block - 32 * w : 32;
+  }
+  for (unsigned log2 = 1; log2 <= 4; ++log2) {
+    const unsigned size = 1u << log2;
+    groupBarriers_[log2] = std::vector<Barrier>((block + size - 1) / size);
+    for (unsigned g = 0; g < groupBarriers_[log2].size(); ++g) {
+      groupBarriers_[log2][g].count =
+          block - size * g < size ? block - size * g : size;
+    }
   }
   skew_ = std::getenv("NVF_EMU_SKEW") != nullptr;
   for (unsigned b = 0; b < grid; ++b) {
@@ -120,7 +150,7 @@ inline void launch(unsigned grid, unsigned block,
 #define __align__(n) alignas(n)
 #define __restrict__ __restrict
 #define __syncthreads() nvf_emu::syncthreads()
-#define __shfl_xor_sync(mask, v, o) nvf_emu::shflXor((v), (o))
+#define __shfl_xor_sync(mask, v, o) nvf_emu::shflXor((v), (o), (mask))
 
 inline float __int_as_float(int i) {
   float f;

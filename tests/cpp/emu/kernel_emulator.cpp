@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -75,6 +76,12 @@ void* loadSymbol(const std::string& source, const char* symbol) {
                    "emulated kernel did not compile, see ", base, ".log");
     handle = dlopen((base + ".so").c_str(), RTLD_NOW | RTLD_LOCAL);
     NVF_CHECK_KIND(handle != nullptr, Runtime, "dlopen: ", dlerror());
+    // Loaded: the files are not needed again (a failed compile keeps its
+    // source and log for the message above). Left behind, every test run
+    // added thousands of files to /tmp.
+    for (const char* ext : {".cpp", ".so", ".log"}) {
+      std::remove((base + ext).c_str());
+    }
   }
   void* entry = dlsym(handle, symbol);
   NVF_CHECK_KIND(entry != nullptr, Runtime, "no ", symbol, " in ", base);

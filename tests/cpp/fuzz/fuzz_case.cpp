@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <utility>
+
 #include "../emu/kernel_emulator.h"
 #include "compiler/nvrtc_compiler.h"
 #include "exceptions.h"
@@ -104,15 +106,19 @@ FuzzOutcome runFuzzCase(uint64_t seed, int maxOps, bool compileKernels,
         out.segments = static_cast<int64_t>(sf->groups().size());
       }
       SegmentedRuntime runtime(std::move(sf), args, options);
+      // What the generated code says it does, counted under the default
+      // policy.
+      static const std::pair<const char*, int64_t FuzzOutcome::*> kMarkers[] = {
+          {"on one cat position", &FuzzOutcome::interleavedCatKernels},
+          {"// lane table", &FuzzOutcome::laneTableKernels},
+          {"nvf_group", &FuzzOutcome::slotGroupKernels},
+          {"reductions in one loop", &FuzzOutcome::sharedLoopKernels}};
       for (const auto& kernel : runtime.kernels()) {
-        if (kernel && *disable == '\0' &&
-            kernel->source().code.find("on one cat position") !=
-                std::string::npos) {
-          ++out.interleavedCatKernels;
-        }
-        if (kernel && *disable == '\0' &&
-            kernel->source().code.find("// lane table") != std::string::npos) {
-          ++out.laneTableKernels;
+        for (const auto& [marker, count] : kMarkers) {
+          if (kernel && *disable == '\0' &&
+              kernel->source().code.find(marker) != std::string::npos) {
+            ++(out.*count);
+          }
         }
       }
       std::vector<at::Tensor> outs =

@@ -19,6 +19,10 @@ struct FuzzOutcome {
   // (scheduler/interleaved_cat.h): how often the fuzzer exercises it.
   int64_t interleavedCatKernels = 0;
   int64_t laneTableKernels = 0;  // kernels whose lanes are not consecutive
+  // Kernels with groups of threads per slot (scheduler/slot_threads.h) and
+  // with reductions sharing a loop.
+  int64_t slotGroupKernels = 0;
+  int64_t sharedLoopKernels = 0;
   bool symbolic = false;   // ran through its symbolic twin (symbolic_twin.h)
   std::string reproducer;  // Python script of the fusion
 };

@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   }
   auto start = std::chrono::steady_clock::now();
   uint64_t failures = 0, skipped = 0, exprs = 0, segments = 0, catOrder = 0,
-           laneTables = 0;
+           laneTables = 0, slotGroups = 0, sharedLoops = 0;
   for (uint64_t s = first; s < first + count; ++s) {
     bool compile = compileEvery > 0 && s % compileEvery == 0;
     FuzzOutcome o = runFuzzCase(s, ops, compile, cuda, emulate);
@@ -50,6 +50,8 @@ int main(int argc, char** argv) {
     segments += o.segments;
     catOrder += o.interleavedCatKernels;
     laneTables += o.laneTableKernels;
+    slotGroups += o.slotGroupKernels;
+    sharedLoops += o.sharedLoopKernels;
     if (o.problems.empty()) {
       continue;
     }
@@ -85,6 +87,8 @@ int main(int argc, char** argv) {
             << " skipped (rejected by ATen), " << exprs << " exprs, "
             << segments << " segments (" << catOrder
             << " kernels in interleaved-cat order, " << laneTables
-            << " with lane tables), " << secs << " s\n";
+            << " with lane tables, " << slotGroups << " with threads per slot, "
+            << sharedLoops << " with shared reduction loops), " << secs
+            << " s\n";
   return failures == 0 ? 0 : 1;
 }

@@ -26,14 +26,14 @@ struct EmulatedRun {
 
 inline EmulatedRun runEmulatedAndAten(Fusion& f,
                                       const std::vector<at::Tensor>& inputs,
-                                      const ReplayOverride& rewrite = {}) {
+                                      const ReplayOverride& rewrite = {},
+                                      const Options& options = Options()) {
   std::vector<RuntimeArg> args;
   for (const at::Tensor& t : inputs) {
     args.push_back(RuntimeArg::fromTensor(t));
   }
   ConcreteFusion c = concretize(f, describeArgs(f, args), rewrite);
-  SegmentedRuntime runtime(segmentFusion(*c.fusion, Options()), args,
-                           Options());
+  SegmentedRuntime runtime(segmentFusion(*c.fusion, options), args, options);
   EmulatedRun run;
   run.outs = runEmulated(runtime, args);
   try {

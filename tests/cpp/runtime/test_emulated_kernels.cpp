@@ -3,10 +3,12 @@
 // reductions, persistent rows and split sums checked against ATen without a
 // GPU. NVFUSER_EMU_FUZZ_COUNT (default 20) random fusions as well.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -600,6 +602,22 @@ TEST(EmulatedKernelTest, RowKernelWritesReshapedOutputs) {
   f.addOutput(reshape(y->asTensor(), {64, 64}));
   f.addOutput(reshape(y->asTensor(), {4, 16, 64}));
   EXPECT_EQ(checkEmulated(f, {at::randn({2, 32, 64}), at::randn({64})}), 1u);
+}
+
+// The emulator compiles each kernel into files under /tmp; it used to leave
+// them there (a few thousand per test run).
+TEST(EmulatedKernelTest, EmulatorLeavesNoFilesBehind) {
+  auto probe = reinterpret_cast<int (*)()>(
+      compileEmulated("extern \"C\" int nvf_emu_files_probe() { return 7; }\n",
+                      "nvf_emu_files_probe"));
+  EXPECT_EQ(probe(), 7);
+  const std::string ours = "_" + std::to_string(::getpid()) + ".";
+  for (const auto& entry : std::filesystem::directory_iterator("/tmp")) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_FALSE(name.rfind("nvf_emu_", 0) == 0 &&
+                 name.find(ours) != std::string::npos)
+        << name;
+  }
 }
 
 }  // namespace nvfuser
