@@ -1,7 +1,8 @@
 // What a scheduler that accepted a segment hands the kernel generator: the
-// strategy, the row layout, output families and vector widths, threads per
-// block, launch shape, a lone sum's split and the slot order (the rules
-// that depend on the width the generator proves are in kernel_launch.h).
+// strategy, the row layout, output families with their vector widths and
+// threads per slot, threads per block, launch shape, a lone sum's split and
+// the slot order (the rules that depend on the width the generator proves
+// are in kernel_launch.h).
 // planKernel is the scheduler layer's answer for the extracted segment (the
 // same rules canSchedule applied to the segment's view); the generator builds
 // exactly this plan, narrowing a vector only where the layout it is specialized
