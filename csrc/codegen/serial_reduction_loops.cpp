@@ -129,6 +129,7 @@ Index KernelValueBuilder::openReductionLoops(const TensorView* in,
     LoopRange range = reductionLoopRange(int64_t(d), r);
     int64_t steps = shape[d];
     if (int64_t(d) == splitDim) {
+      NVF_ASSERT(!range.chunked, "a split sum's loop split over slot threads");
       range =
           LoopRange{"nvf_k", r + " += " + std::to_string(slotThreads_), false};
       steps = (shape[d] + slotThreads_ - 1) / slotThreads_;

@@ -38,6 +38,8 @@ class PointwiseKernel {
   }
   const KernelSource& predictedSource() const { return predicted_->source; }
   const KernelPlan& plan() const { return plan_; }
+  // What it generates its variants with (the runtime's options).
+  const KernelCodegenOptions& codegenOptions() const { return options_; }
 
   std::vector<at::Tensor> run(const std::vector<RuntimeArg>& args,
                               at::Device device, void* stream,

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <set>
 
+#include "analysis/tensor_shape.h"
 #include "ir/exprs.h"
 #include "scheduler/family_order.h"
+#include "scheduler/row_reduction_plan.h"
 
 namespace nvfuser {
 
@@ -14,9 +16,17 @@ bool shuffles(DataType t) {
          t == DataType::BFloat16 || isIntegralType(t);
 }
 
-// Whether every reduction the family's outputs depend on accumulates in a
-// type a warp shuffle moves.
-bool reductionsShuffle(const Fusion& segment, const OutputFamilyPlan& family) {
+// What the reductions the family's outputs depend on allow: whether each
+// has an output type a warp shuffle moves, and the longest dim any of them
+// reduces (the generator splits a reduction's longest dim).
+struct FamilyReductions {
+  bool shuffle = true;
+  int64_t longestDim = 1;
+};
+
+FamilyReductions familyReductions(const Fusion& segment,
+                                  const OutputFamilyPlan& family) {
+  FamilyReductions r;
   std::set<const Expr*> seen;
   std::vector<const Val*> stack;
   for (size_t o : family.outputs) {
@@ -28,18 +38,21 @@ bool reductionsShuffle(const Fusion& segment, const OutputFamilyPlan& family) {
     if (e == nullptr || !seen.insert(e).second) {
       continue;
     }
-    if (e->type() == ExprType::Reduction || e->type() == ExprType::VarMean) {
+    if ((e->type() == ExprType::Reduction || e->type() == ExprType::VarMean) &&
+        e->input(0)->isTensor()) {
       for (const Val* v : e->outputs()) {
-        if (!shuffles(v->dtype())) {
-          return false;
-        }
+        r.shuffle = r.shuffle && shuffles(v->dtype());
+      }
+      const std::vector<int64_t> shape = concreteShape(e->input(0)->asTensor());
+      for (int64_t a : reductionAxes(e)) {
+        r.longestDim = std::max(r.longestDim, shape[size_t(a)]);
       }
     }
     for (const Val* in : e->inputs()) {
       stack.push_back(in);
     }
   }
-  return true;
+  return r;
 }
 }  // namespace
 
@@ -56,13 +69,15 @@ int64_t threadsPerSlot(const Fusion& segment, const OutputFamilyPlan& family,
   const int64_t slots =
       family.numel / std::max<int64_t>(family.maxVectorWidth, 1);
   const int64_t resident = device.smCount * kResidentThreadsPerSm;
+  const FamilyReductions reductions = familyReductions(segment, family);
+  if (!reductions.shuffle) {
+    return 1;
+  }
   int64_t k = 1;
   while (k < 32 && slots * 2 * k <= resident &&
-         reads / double(2 * k) >= double(kMinLoopStepsPerLane)) {
+         reads / double(2 * k) >= double(kMinLoopStepsPerLane) &&
+         2 * k <= reductions.longestDim) {
     k *= 2;
-  }
-  if (k > 1 && !reductionsShuffle(segment, family)) {
-    return 1;
   }
   return k;
 }

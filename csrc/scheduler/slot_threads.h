@@ -23,11 +23,12 @@ constexpr int64_t kResidentThreadsPerSm = 2048;
 
 // K for `family` (a power of two up to 32; 1: one thread per slot): doubled
 // while the family's slots times K stay within one resident wave of the
-// device and each lane keeps kMinLoopStepsPerLane of the slot's serial
-// reads (family_order.h: serialReadsPerElement). 1 for families with an
-// interleaved cat's slot order (its unit is a warp of slots) and for
-// reductions whose accumulator has no warp shuffle (not a float, double,
-// int or int32).
+// device, each lane keeps kMinLoopStepsPerLane of the slot's serial reads
+// (family_order.h: serialReadsPerElement) and K stays within the longest
+// reduced dim (the one lanes split). 1 for families with an interleaved
+// cat's slot order (its unit is a warp of slots) and for reductions to a
+// type other than float, double, half, bfloat16, int or int32 (a bool max:
+// left alone rather than reasoned about).
 int64_t threadsPerSlot(const Fusion& segment, const OutputFamilyPlan& family,
                        const std::vector<InterleavedCat>& interleavedCats,
                        const DeviceTraits& device);

@@ -321,4 +321,19 @@ TEST(KernelPlanTest, ThreadsPerSlotNeedAShuffledAccumulator) {
   EXPECT_GT(plan.families[0].threadsPerSlot, 1);
 }
 
+TEST(KernelPlanTest, ThreadsPerSlotStayWithinTheSplitDim) {
+  // Three reductions over dims of 8 and 8 read 192 elements per slot, but
+  // the lanes split one dim of 8: 32 lanes left 24 idle (review).
+  Fusion f;
+  TensorView* x = defineTensor(f, {8, 8, 2, 4}, DataType::Int32);
+  for (ReductionOpType op : {ReductionOpType::Max, ReductionOpType::Min,
+                             ReductionOpType::Sum}) {
+    f.addOutput(reduction(op, x, {0, 1}, false));
+  }
+  KernelPlan plan;
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, f, &plan));
+  ASSERT_EQ(plan.families.size(), 1u);
+  EXPECT_EQ(plan.families[0].threadsPerSlot, 8);
+}
+
 }  // namespace nvfuser

@@ -73,8 +73,8 @@ inline Barrier& shuffleBarrier(unsigned t, unsigned mask) {
     return warpBarriers_[t / 32];
   }
   const int size = __builtin_popcount(mask);
-  const int log2 = __builtin_ctz(unsigned(size));
-  if ((size & (size - 1)) != 0 || log2 > 4 ||
+  const int log2 = size == 0 ? 0 : __builtin_ctz(unsigned(size));
+  if (size == 0 || (size & (size - 1)) != 0 || log2 > 4 ||
       mask != ((1u << size) - 1) << (t % 32 / size * size)) {
     std::fprintf(stderr, "nvf_emu: shuffle mask %x is not thread %u's group\n",
                  mask, t);
@@ -96,6 +96,11 @@ T shflXor(T v, int laneMask, unsigned mask = 0xffffffffu) {
   shuffleSlots_[t] = bits;
   warp.wait();
   const unsigned partner = (t & ~31u) | ((t & 31u) ^ unsigned(laneMask));
+  if ((mask >> (partner % 32) & 1u) == 0) {
+    std::fprintf(stderr, "nvf_emu: shuffle partner %u of %u is outside %x\n",
+                 partner, t, mask);
+    std::abort();
+  }
   uint64_t other = shuffleSlots_[partner < blockDim_.x ? partner : t];
   warp.wait();
   T r;

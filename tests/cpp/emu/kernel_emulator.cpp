@@ -176,9 +176,9 @@ std::vector<at::Tensor> KernelEmulator::run(const KernelSource& kernel,
   return outputs;
 }
 
-std::vector<at::Tensor> runEmulated(const SegmentedRuntime& runtime,
-                                    const std::vector<RuntimeArg>& args,
-                                    KernelCodegenOptions options) {
+std::vector<at::Tensor> runEmulated(
+    const SegmentedRuntime& runtime, const std::vector<RuntimeArg>& args,
+    std::optional<KernelCodegenOptions> options) {
   const Fusion& complete = runtime.segmented().completeFusion();
   std::map<const Val*, RuntimeArg> values;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -199,9 +199,10 @@ std::vector<at::Tensor> runEmulated(const SegmentedRuntime& runtime,
     if (runtime.kernels()[g]) {
       // The runtime's plan (the accepting scheduler's, under the
       // runtime's options).
-      KernelSource ks =
-          generateKernel(*seg.fusion, runtime.kernels()[g]->plan(),
-                         "emu_g" + std::to_string(g), layouts, options);
+      const PointwiseKernel& kernel = *runtime.kernels()[g];
+      KernelSource ks = generateKernel(
+          *seg.fusion, kernel.plan(), "emu_g" + std::to_string(g), layouts,
+          options.value_or(kernel.codegenOptions()));
       outs = KernelEmulator::run(ks, segArgs);
     } else {
       outs = AtenEvaluator::run(*seg.fusion, segArgs, at::kCPU);

@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,10 +33,11 @@ class KernelEmulator {
 void* compileEmulated(const std::string& source, const char* symbol);
 
 // A segmented runtime's groups in order on the CPU: generated kernels
-// through the emulator (regenerated for the actual layouts), every other
-// group through ATen.
-std::vector<at::Tensor> runEmulated(const SegmentedRuntime& runtime,
-                                    const std::vector<RuntimeArg>& args,
-                                    KernelCodegenOptions options = {});
+// through the emulator (regenerated for the actual layouts, with `options`,
+// by default each kernel's own: the runtime's), every other group through
+// ATen.
+std::vector<at::Tensor> runEmulated(
+    const SegmentedRuntime& runtime, const std::vector<RuntimeArg>& args,
+    std::optional<KernelCodegenOptions> options = std::nullopt);
 
 }  // namespace nvfuser

@@ -611,7 +611,9 @@ TEST(EmulatedKernelTest, EmulatorLeavesNoFilesBehind) {
       compileEmulated("extern \"C\" int nvf_emu_files_probe() { return 7; }\n",
                       "nvf_emu_files_probe"));
   EXPECT_EQ(probe(), 7);
-  const std::string ours = "_" + std::to_string(::getpid()) + ".";
+  // Shared objects only: a kernel that failed to compile keeps its source
+  // and log on purpose, and never had a shared object.
+  const std::string ours = "_" + std::to_string(::getpid()) + ".so";
   for (const auto& entry : std::filesystem::directory_iterator("/tmp")) {
     const std::string name = entry.path().filename().string();
     EXPECT_FALSE(name.rfind("nvf_emu_", 0) == 0 &&
