@@ -162,13 +162,6 @@ void KernelValueBuilder::closeReductionLoops(const TensorView* in,
   }
 }
 
-namespace {
-bool anyLane(const Index& idx) {
-  return std::any_of(idx.begin(), idx.end(),
-                     [](const Ix& i) { return i.lane; });
-}
-}  // namespace
-
 Value KernelValueBuilder::reduce(const Expr* e, const Val* v,
                                  const Index& idx) {
   if (const auto* red = exprAs<ReductionOp>(e)) {
@@ -226,11 +219,12 @@ Value KernelValueBuilder::reduceTogether(
   const std::vector<int64_t>& axes = group[0]->axes();
   const bool lane = anyLane(idx);
   bool split = false;
+  std::vector<DataType> accs;
   std::vector<Value> sums;
   for (const ReductionOp* r : group) {
-    const DataType acc =
-        accumulatorType(r->output(0)->dtype(), r->input(0)->dtype());
-    sums.push_back(emit(acc, lane, identity(r->op(), acc)));
+    accs.push_back(
+        accumulatorType(r->output(0)->dtype(), r->input(0)->dtype()));
+    sums.push_back(emit(accs.back(), lane, identity(r->op(), accs.back())));
   }
   if (group.size() > 1) {
     line("// " + std::to_string(group.size()) + " reductions in one loop");
@@ -238,19 +232,16 @@ Value KernelValueBuilder::reduceTogether(
   Index inIdx = openReductionLoops(in, axes, idx, &split);
   for (size_t k = 0; k < group.size(); ++k) {
     const TensorView* x = group[k]->input(0)->asTensor();
-    const DataType acc =
-        accumulatorType(group[k]->output(0)->dtype(), x->dtype());
     Value xv = valueAt(x, operandIndex(x, inIdx));
     assign(sums[k],
-           combine(group[k]->op(), at(sums[k]), cast(xv, x->dtype(), acc)));
+           combine(group[k]->op(), at(sums[k]), cast(xv, x->dtype(), accs[k])));
   }
   closeReductionLoops(in, axes);
   const int64_t n = reducedCount(concreteShape(in), axes);
   Value result;
   for (size_t k = 0; k < group.size(); ++k) {
     const ReductionOp* r = group[k];
-    const DataType acc =
-        accumulatorType(r->output(0)->dtype(), r->input(0)->dtype());
+    const DataType acc = accs[k];
     if (split) {
       combineAcrossSlotThreads(sums[k], r->op());
     }

@@ -61,6 +61,16 @@ inline bool isLaneConstants(const Ix& i) {
   return isTable(i) && i.e == "0";
 }
 
+// Whether some term of idx differs between lanes.
+inline bool anyLane(const Index& idx) {
+  for (const Ix& i : idx) {
+    if (i.lane) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // A lane table's offsets as an expression in u (constant once unrolled).
 std::string laneOffsetExpr(const std::vector<int64_t>& offsets);
 

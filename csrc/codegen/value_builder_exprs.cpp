@@ -282,10 +282,7 @@ Value KernelValueBuilder::padded(const PadOp* p, DataType out,
   // Lane-dependent conditions were proven uniform over the vector, so
   // the branch is taken by the vector as a whole.
   Value padValue = operand(p->input(1), idx);
-  bool lane = padValue.lane;
-  for (const Ix& i : idx) {
-    lane = lane || i.lane;
-  }
+  const bool lane = padValue.lane || anyLane(idx);
   if (computedWithoutBranch(inTv)) {
     Value x = predicatedValue(inTv, operandIndex(inTv, in), cond);
     return emit(out, lane || x.lane,
@@ -318,10 +315,7 @@ Value KernelValueBuilder::concatenated(const CatOp* c, DataType out,
   if (isLaneConstants(idx[dim])) {  // lanes in several parts
     return laneSelectedCat(c, out, idx);
   }
-  bool lane = false;
-  for (const Ix& i : idx) {
-    lane = lane || i.lane;
-  }
+  const bool lane = anyLane(idx);
   bool predicated = true;
   for (const Val* part : c->inputs()) {
     predicated = predicated && computedWithoutBranch(part);

@@ -46,10 +46,7 @@ Value KernelValueBuilder::gathered(const GatherOp* g, const Index& idx) {
   if (k.lane) {  // a different index per lane: one load per lane
     return gatherLanes(lookup, from, dim, k, inBounds(at(k)), zero);
   }
-  bool lane = false;
-  for (const Ix& i : from) {
-    lane = lane || i.lane;
-  }
+  const bool lane = anyLane(from);
   // One index for the whole vector: the vector takes one branch, and the
   // row of the lookup it reads may be one vector load (an embedding).
   Value var = declare(out, lane);

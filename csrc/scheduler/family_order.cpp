@@ -8,12 +8,9 @@
 
 namespace nvfuser {
 
-double serialReadsPerElement(const Fusion& segment,
-                             const OutputFamilyPlan& family) {
-  if (family.numel <= 0) {
-    return 0.0;
-  }
-  double reads = 0.0;
+std::vector<const Expr*> reductionsOfFamily(const Fusion& segment,
+                                            const OutputFamilyPlan& family) {
+  std::vector<const Expr*> reductions;
   std::set<const Expr*> seen;
   std::vector<const Val*> stack;
   for (size_t o : family.outputs) {
@@ -28,12 +25,24 @@ double serialReadsPerElement(const Fusion& segment,
     }
     if ((e->type() == ExprType::Reduction || e->type() == ExprType::VarMean) &&
         e->input(0)->isTensor()) {
-      reads += static_cast<double>(numel(e->input(0)->asTensor())) /
-               static_cast<double>(family.numel);
+      reductions.push_back(e);
     }
     for (const Val* in : e->inputs()) {
       stack.push_back(in);
     }
+  }
+  return reductions;
+}
+
+double serialReadsPerElement(const Fusion& segment,
+                             const OutputFamilyPlan& family) {
+  if (family.numel <= 0) {
+    return 0.0;
+  }
+  double reads = 0.0;
+  for (const Expr* e : reductionsOfFamily(segment, family)) {
+    reads += static_cast<double>(numel(e->input(0)->asTensor())) /
+             static_cast<double>(family.numel);
   }
   return reads;
 }

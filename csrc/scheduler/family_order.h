@@ -14,6 +14,11 @@
 
 namespace nvfuser {
 
+// The reductions and var_means (with a tensor input) that the family's
+// outputs depend on, each once.
+std::vector<const Expr*> reductionsOfFamily(const Fusion& segment,
+                                            const OutputFamilyPlan& family);
+
 // Elements the serial loops of one slot of `family` read, per output
 // element: over every reduction its outputs depend on (each counted once),
 // the reduction's input elements per element of the family.

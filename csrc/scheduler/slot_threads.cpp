@@ -1,7 +1,6 @@
 #include "scheduler/slot_threads.h"
 
 #include <algorithm>
-#include <set>
 
 #include "analysis/tensor_shape.h"
 #include "ir/exprs.h"
@@ -27,29 +26,13 @@ struct FamilyReductions {
 FamilyReductions familyReductions(const Fusion& segment,
                                   const OutputFamilyPlan& family) {
   FamilyReductions r;
-  std::set<const Expr*> seen;
-  std::vector<const Val*> stack;
-  for (size_t o : family.outputs) {
-    stack.push_back(segment.outputs()[o]);
-  }
-  while (!stack.empty()) {
-    const Expr* e = stack.back()->definition();
-    stack.pop_back();
-    if (e == nullptr || !seen.insert(e).second) {
-      continue;
+  for (const Expr* e : reductionsOfFamily(segment, family)) {
+    for (const Val* v : e->outputs()) {
+      r.shuffle = r.shuffle && shuffles(v->dtype());
     }
-    if ((e->type() == ExprType::Reduction || e->type() == ExprType::VarMean) &&
-        e->input(0)->isTensor()) {
-      for (const Val* v : e->outputs()) {
-        r.shuffle = r.shuffle && shuffles(v->dtype());
-      }
-      const std::vector<int64_t> shape = concreteShape(e->input(0)->asTensor());
-      for (int64_t a : reductionAxes(e)) {
-        r.longestDim = std::max(r.longestDim, shape[size_t(a)]);
-      }
-    }
-    for (const Val* in : e->inputs()) {
-      stack.push_back(in);
+    const std::vector<int64_t> shape = concreteShape(e->input(0)->asTensor());
+    for (int64_t a : reductionAxes(e)) {
+      r.longestDim = std::max(r.longestDim, shape[size_t(a)]);
     }
   }
   return r;
