@@ -1,7 +1,8 @@
 """GPU benchmark of generated pointwise kernels (run on the device).
 
 Measures, in one run: the copy bandwidth of torch, a bf16 elementwise fusion
-over 1 GiB, RoPE forward fusions (Hugging Face and LitGPT, T=4096) against
+over 1 GiB, a transposing one (tiled and strided, against torch's
+transposing copy), RoPE forward fusions (Hugging Face and LitGPT, T=4096) against
 their minimal bytes, the host overhead of a second execute on tiny tensors,
 and the first-call time (segment + generate + NVRTC + launch).
 
@@ -68,6 +69,33 @@ def main():
     ms = gpu_time_ms(lambda: fd.execute([x], _enable_options=["int64_index"]))
     bw = nbytes([x, out]) / ms / 1e6
     rows.append(dict(name="  same, NVFUSER_ENABLE=int64_index", ms=ms,
+                     gbps=bw, frac=bw / copy_bw))
+    del x, y, out
+
+    # A transposing x * 2 (bf16 [8, 4096, 4096] -> [8, 4096, 4096] with the
+    # last two dims swapped): shared-memory tiles, the same kernel reading
+    # strided (NVFUSER_DISABLE=transpose_tiles), and torch's transposing
+    # copy alone (no multiply).
+    x = torch.randn(8, 4096, 4096, device=dev, dtype=torch.bfloat16)
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        t = fd.ops.permute(t, dims=[0, 2, 1])
+        fd.add_output(fd.ops.cast(fd.ops.mul(t, 2.0), DataType.BFloat16))
+    out = fd.execute([x])[0]
+    torch.testing.assert_close(out, (x.permute(0, 2, 1).float() * 2)
+                               .bfloat16())
+    assert "nvf_tile0" in fd.last_cuda_code()[0]
+    for label, disable in (("tiles", []), ("strided", ["transpose_tiles"])):
+        run = (lambda d=disable: fd.execute([x], _disable_options=d))
+        ms = gpu_time_ms(run)
+        bw = nbytes([x, out]) / ms / 1e6
+        kms, _ = kernel_time_ms(run)
+        rows.append(dict(name="transpose x*2 bf16 256 MiB, " + label, ms=ms,
+                         gbps=bw, frac=bw / copy_bw, kernel_ms=kms))
+    y = torch.empty_like(out)
+    ms = gpu_time_ms(lambda: y.copy_(x.transpose(1, 2)))
+    bw = nbytes([x, y]) / ms / 1e6
+    rows.append(dict(name="  torch transposing copy, same size", ms=ms,
                      gbps=bw, frac=bw / copy_bw))
     del x, y, out
 

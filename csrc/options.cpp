@@ -187,6 +187,8 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "predicated_loads_everywhere",
       "predicated_loads_unbounded",
       "early_loads_everywhere",
+      // Transposes tiled from dims of 2 elements on (the fuzzer's).
+      "transpose_tiles_everywhere",
   };
   static const std::vector<std::string> kDisable = {
       "input_forwarding",
@@ -204,6 +206,8 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "early_loads",           // loads where first used, after earlier branches
       "heavy_families_first",  // serial-reduction families in output order
       "threads_per_slot",      // one thread per slot of long serial loops
+      "loop_outputs",          // no outputs stored in a reduction's loop
+      "transpose_tiles",       // transposes read strided, no smem tiles
       "shared_reduction_loops",  // one loop per reduction, not per group
       "recompute_cat",  // torch.compile's partition saves cats and pads
   };
@@ -296,8 +300,19 @@ bool Options::disabledByEnvironment(const std::string& name) {
   return fromEnvironment().disabled(name);
 }
 
+Options Options::withDevice(int64_t smCount, int64_t threadsPerSm) const {
+  NVF_CHECK(smCount > 0 && threadsPerSm > 0, "a device of ", smCount,
+            " SMs of ", threadsPerSm, " threads");
+  Options o = *this;
+  o.smCount_ = smCount;
+  o.threadsPerSm_ = threadsPerSm;
+  return o;
+}
+
 std::string Options::compileKey() const {
-  std::string key;
+  std::string key = smCount_ > 0 ? "@" + std::to_string(smCount_) + "x" +
+                                       std::to_string(threadsPerSm_)
+                                 : "";
   for (const auto& s : enable_) {
     key += "+" + s;
   }

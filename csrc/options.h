@@ -2,6 +2,7 @@
 // environment is read once into an Options value that callers pass along.
 #pragma once
 
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
@@ -40,6 +41,15 @@ class Options {
   bool disabled(const std::string& name) const {
     return disable_.count(name) > 0;
   }
+  // Plans kernels for a device of `smCount` SMs of `threadsPerSm` resident
+  // threads each instead of the one the arguments are on (or the default
+  // without a GPU): the tests and the fuzzer reach, with small tensors, the
+  // plans a large problem gets on a full-size GPU (threads per slot, loop
+  // outputs). Not an environment option.
+  Options withDevice(int64_t smCount, int64_t threadsPerSm) const;
+  int64_t smCount() const { return smCount_; }  // 0: the device's
+  int64_t threadsPerSm() const { return threadsPerSm_; }
+
   // A stable key of the options that change compilation results.
   std::string compileKey() const;
 
@@ -49,6 +59,8 @@ class Options {
   std::set<std::string> dump_;
   std::set<std::string> enable_;
   std::set<std::string> disable_;
+  int64_t smCount_ = 0;
+  int64_t threadsPerSm_ = 0;
 };
 
 }  // namespace nvfuser

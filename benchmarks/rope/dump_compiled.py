@@ -60,15 +60,41 @@ def _load_report(path):
         return json.load(tar.extractfile(name))
 
 
+# The kernels a compiled backend generates itself; any other kernel in its
+# run is ATen's, launched outside the compiled graph (AOTAutograd's
+# handling of an output that aliases an input, a copy of a gradient).
+OWN_KERNELS = {"inductor": ("triton_",), "nvfuser": ("nvfuser_",)}
+
+
+def outside_graph_notes(case, by):
+    """A NOTE per case whose compiled runs launch ATen kernels, with their
+    time: the same for every backend, it is not the backends' work."""
+    parts = []
+    for ex, prefixes in OWN_KERNELS.items():
+        rows = by.get(ex)
+        if not isinstance(rows, list):
+            continue
+        aten = [r for r in rows if not r[0].startswith(prefixes)]
+        if aten:
+            parts.append("%s %.1f us in %d" % (
+                ex, sum(r[1] for r in aten), sum(r[2] for r in aten)))
+    if not parts:
+        return []
+    return ["NOTE (%s): ATen kernels outside the compiled graph: %s" % (
+        case, "; ".join(parts))]
+
+
 def summary_table(report):
     """Markdown: per case, each executor's kernel us (kernels), and ours
-    (FusionDefinition and torch.compile) over inductor; then a WARNING for
-    each compiled backend that launched as many kernels as eager (it fell
-    back to eager)."""
+    (FusionDefinition and torch.compile) over inductor; then a NOTE for
+    each case whose compiled runs launch ATen kernels outside the graph,
+    and a WARNING for each compiled backend that launched as many kernels
+    as eager (it fell back to eager)."""
     lines = ["| case | FusionDefinition | eager | inductor | torch.compile "
              "nvfuser | FD / inductor | nvfuser / inductor |",
              "|---|---|---|---|---|---|---|"]
     warnings = []
+    notes = []
     for case, by in report.items():
         us = {}
         cells = []
@@ -90,7 +116,8 @@ def summary_table(report):
                   for ex in us}
         warnings += sanity_warnings(counts, ("inductor", "nvfuser"),
                                     min_ratio=0, label=" (%s)" % case)
-    return "\n".join(lines + warnings)
+        notes += outside_graph_notes(case, by)
+    return "\n".join(lines + notes + warnings)
 
 
 def main():

@@ -12,6 +12,7 @@
 #include "codegen/rng_device_helpers.h"
 #include "codegen/row_kernel_generator.h"
 #include "codegen/serial_reduction_kernel_generator.h"
+#include "codegen/transpose_kernel_generator.h"
 #include "exceptions.h"
 
 namespace nvfuser {
@@ -45,6 +46,10 @@ KernelSource generateKernel(const Fusion& fusion, const KernelPlan& plan,
       generator = std::make_unique<codegen_detail::RowKernelGenerator>(
           fusion, plan, layouts, options);
       break;
+    case KernelStrategy::Transpose:
+      generator = std::make_unique<codegen_detail::TransposeKernelGenerator>(
+          fusion, plan, layouts, options);
+      break;
   }
   NVF_ASSERT(generator != nullptr, "no generator for ",
              toString(plan.strategy));
@@ -57,7 +62,13 @@ KernelSource generateKernel(const Fusion& fusion, const std::string& name,
                             const KernelPlanOptions& planOptions) {
   KernelPlan plan;
   const SchedulerType type = kernelSchedulerFor(fusion);
-  Decision d = planKernel(type, fusion, &plan, planOptions);
+  KernelPlanOptions withStrides = planOptions;
+  if (withStrides.inputStrides.empty()) {
+    for (const TensorLayout& l : layouts) {
+      withStrides.inputStrides.push_back(l.strides);
+    }
+  }
+  Decision d = planKernel(type, fusion, &plan, withStrides);
   NVF_CHECK_KIND(d.ok(), Internal, "no ", toString(type),
                  " kernel plan for this fusion: ", d.reason());
   return generateKernel(fusion, plan, name, layouts, options);

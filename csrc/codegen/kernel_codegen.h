@@ -42,6 +42,9 @@ struct OutputFamily {
   int64_t vectorWidth = 1;
   int64_t slots = 0;
   int64_t threadsPerSlot = 1;  // the plan's (scheduler/slot_threads.h)
+  // Outputs stored inside the loops of the family's reductions (the
+  // plan's: scheduler/loop_outputs.h).
+  std::vector<LoopOutputPlan> loopOutputs;
 };
 
 struct KernelSource {

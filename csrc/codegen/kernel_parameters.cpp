@@ -22,11 +22,15 @@ KernelSource KernelValueBuilder::beginKernel(const std::string& name,
     for (size_t o : planned.outputs) {
       ++covered.at(o);
     }
+    for (const LoopOutputPlan& l : planned.loopOutputs) {
+      ++covered.at(l.output);
+    }
     OutputFamily f;
     f.loop = planned.loop;
     f.outputs = planned.outputs;
     f.numel = planned.numel;
     f.threadsPerSlot = planned.threadsPerSlot;
+    f.loopOutputs = planned.loopOutputs;
     NVF_ASSERT(f.threadsPerSlot == 1 ||
                    (32 % f.threadsPerSlot == 0 && plan_.blockThreads % 32 == 0),
                "groups of ", f.threadsPerSlot,

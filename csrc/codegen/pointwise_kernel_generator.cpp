@@ -92,26 +92,24 @@ std::string PointwiseKernelGenerator::familyBody(const OutputFamily& family,
   slotThreads_ = family.threadsPerSlot;
   const std::vector<int64_t>& loop = family.loop;
   Index loopIdx;
+  const std::vector<IndexExpr> coords =
+      delinearize(IndexExpr::named("i"), loop);
   for (size_t d = 0; d < loop.size(); ++d) {
-    int64_t inner = 1;
-    for (size_t e = d + 1; e < loop.size(); ++e) {
-      inner *= loop[e];
-    }
-    std::string q = inner == 1 ? "i" : "(i / " + std::to_string(inner) + ")";
-    std::string expr = d == 0 ? q : q + " % " + std::to_string(loop[d]);
-    std::string name = "i" + std::to_string(d);
-    line(indexType_ + " " + name + " = " + expr + ";");
-    loopIdx.push_back(Ix{name, v > 1 && d + 1 == loop.size()});
+    loopIdx.push_back(Ix{defineIndex("i" + std::to_string(d), coords[d]),
+                         v > 1 && d + 1 == loop.size()});
   }
   // A tensor of the family's non-size-1 dims, at the loop indices.
   std::function<Index(const Val*)> indexOf = [&](const Val* t) {
     Index idx;
     size_t next = 0;
     for (int64_t s : concreteShape(t->asTensor())) {
-      idx.push_back(s == 1 ? Ix{"0", false} : loopIdx[next++]);
+      NVF_ASSERT(s == 1 || next < loopIdx.size(), t->ref(),
+                 " has more dims than its family's loop");
+      idx.push_back(s == 1 ? Ix{IndexExpr(), false} : loopIdx[next++]);
     }
     return idx;
   };
+  startLoopOutputs(family.loopOutputs, indexOf);
   std::vector<Request> roots;
   for (size_t o : family.outputs) {
     const TensorView* tv = fusion_.outputs()[o]->asTensor();
@@ -124,6 +122,7 @@ std::string PointwiseKernelGenerator::familyBody(const OutputFamily& family,
   for (size_t o : family.outputs) {
     writeOutput(o, v, indexOf);
   }
+  requireLoopOutputsWritten();
   return body_.str();
 }
 

@@ -142,7 +142,7 @@ Index RowKernelGenerator::rowIndex(const TensorView* tv,
   const size_t nRows = rowIdx_.size();
   for (int64_t s : concreteShape(tv)) {
     if (s == 1) {
-      idx.push_back(Ix{"0", false});
+      idx.push_back(Ix{IndexExpr(), false});
     } else {
       idx.push_back(next < nRows ? rowIdx_[next] : inner.at(next - nRows));
       ++next;
@@ -167,16 +167,11 @@ std::vector<RowChunk> RowKernelGenerator::openRowLoop(
 Index RowKernelGenerator::innerIndex(const RowReductionPlan& plan,
                                      const std::string& k) {
   Index inner;
+  const std::vector<IndexExpr> coords =
+      delinearize(IndexExpr::named(k), plan.inner);
   for (size_t d = 0; d < plan.inner.size(); ++d) {
-    int64_t after = 1;
-    for (size_t e = d + 1; e < plan.inner.size(); ++e) {
-      after *= plan.inner[e];
-    }
-    std::string q =
-        after == 1 ? k : "(" + k + " / " + std::to_string(after) + ")";
-    std::string expr = d == 0 ? q : q + " % " + std::to_string(plan.inner[d]);
-    std::string name = emitIndex(expr);
-    inner.push_back(Ix{name, lanes_ > 1 && d + 1 == plan.inner.size()});
+    inner.push_back(
+        Ix{emitIndex(coords[d]), lanes_ > 1 && d + 1 == plan.inner.size()});
   }
   return inner;
 }
@@ -257,17 +252,11 @@ std::string RowKernelGenerator::rowBody(const RowReductionPlan& plan,
                                         int64_t v) {
   resetBody(v);
   rowIdx_.clear();
+  const std::vector<IndexExpr> coords =
+      delinearize(IndexExpr::named("row"), plan.rows);
   for (size_t d = 0; d < plan.rows.size(); ++d) {
-    int64_t after = 1;
-    for (size_t e = d + 1; e < plan.rows.size(); ++e) {
-      after *= plan.rows[e];
-    }
-    std::string q =
-        after == 1 ? "row" : "(row / " + std::to_string(after) + ")";
-    std::string expr = d == 0 ? q : q + " % " + std::to_string(plan.rows[d]);
-    std::string name = "o" + std::to_string(d);
-    line(indexType_ + " " + name + " = " + expr + ";");
-    rowIdx_.push_back(Ix{name, false});
+    rowIdx_.push_back(
+        Ix{defineIndex("o" + std::to_string(d), coords[d]), false});
   }
   persistentChunks_.clear();
   rowReductions_ = 0;

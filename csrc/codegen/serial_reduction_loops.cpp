@@ -119,7 +119,7 @@ Index KernelValueBuilder::openReductionLoops(const TensorView* in,
       continue;
     }
     if (shape[d] == 1) {
-      inIdx.push_back(Ix{"0", false});
+      inIdx.push_back(Ix{IndexExpr(), false});
       continue;
     }
     ++opened;
@@ -141,7 +141,7 @@ Index KernelValueBuilder::openReductionLoops(const TensorView* in,
     line("for (" + indexType_ + " " + r + " = " + begin + "; " + r + " < " +
          end + "; " + step + ") {");
     indent_ += 2;
-    inIdx.push_back(Ix{r, false});
+    inIdx.push_back(Ix{IndexExpr::named(r), false});
   }
   // Nothing computed inside the loops is reused after them.
   scopes_.emplace_back();
@@ -229,12 +229,16 @@ Value KernelValueBuilder::reduceTogether(
   if (group.size() > 1) {
     line("// " + std::to_string(group.size()) + " reductions in one loop");
   }
+  const bool slotTop = atSlotTopLevel(group, v, idx);
   Index inIdx = openReductionLoops(in, axes, idx, &split);
   for (size_t k = 0; k < group.size(); ++k) {
     const TensorView* x = group[k]->input(0)->asTensor();
     Value xv = valueAt(x, operandIndex(x, inIdx));
     assign(sums[k],
            combine(group[k]->op(), at(sums[k]), cast(xv, x->dtype(), accs[k])));
+  }
+  for (size_t k = 0; k < group.size() && slotTop; ++k) {
+    writeLoopOutputs(group[k], inIdx, !split);
   }
   closeReductionLoops(in, axes);
   const int64_t n = reducedCount(concreteShape(in), axes);

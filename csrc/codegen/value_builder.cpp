@@ -67,15 +67,25 @@ Value KernelValueBuilder::emit(DataType t, bool lane, const std::string& expr) {
   return v;
 }
 
-std::string KernelValueBuilder::emitIndex(const std::string& expr) {
-  const std::string key = "#" + expr;
+IndexExpr KernelValueBuilder::emitIndex(const IndexExpr& expr) {
+  return expr.isAtom() ? expr : emitNamedIndex(expr.str());
+}
+
+IndexExpr KernelValueBuilder::emitNamedIndex(const std::string& text) {
+  const std::string key = "#" + text;
   if (const Value* hit = cached(key)) {
-    return hit->name;
+    return IndexExpr::named(hit->name);
   }
   std::string name = "j" + std::to_string(counter_++);
-  line(indexType_ + " " + name + " = " + expr + ";");
+  line(indexType_ + " " + name + " = " + text + ";");
   scopes_.back()[key] = Value{name, false};
-  return name;
+  return IndexExpr::named(name);
+}
+
+IndexExpr KernelValueBuilder::defineIndex(const std::string& name,
+                                          const IndexExpr& value) {
+  line(indexType_ + " " + name + " = " + value.str() + ";");
+  return IndexExpr::named(name);
 }
 
 void KernelValueBuilder::requireAligned(int64_t at, const char* what) const {
@@ -91,7 +101,7 @@ Index KernelValueBuilder::operandIndex(const TensorView* tv,
   Index out = idx;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) {
-      out[d] = Ix{"0", false};
+      out[d] = Ix{IndexExpr(), false};
     }
   }
   return out;
@@ -104,42 +114,41 @@ Value KernelValueBuilder::load(const TensorView* tv, const Index& idx) {
   if (passedByValue(tv)) {
     return Value{p, false};
   }
+  if (std::optional<Value> staged = stagedLoad(tv, idx)) {
+    return *staged;
+  }
   if (hasTable(idx)) {
     return loadLaneTable(tv, idx);
   }
   const TensorLayout& layout = layouts_.at(inputIndex_.at(tv));
-  std::string offset;
+  IndexExpr at;
   int64_t laneStride = 0;
   bool uniformAligned = true;
   for (size_t d = 0; d < idx.size(); ++d) {
     const int64_t s = layout.strides[d];
-    if (s == 0 || idx[d].e == "0") {
+    if (s == 0 || idx[d].e.isZero()) {
       laneStride += idx[d].lane ? s : 0;
       continue;
     }
-    offset += (offset.empty() ? "" : " + ") +
-              (s == 1 ? paren(idx[d].e)
-                      : paren(idx[d].e) + " * " + std::to_string(s));
+    at = at + idx[d].e * s;
     if (idx[d].lane) {
       laneStride += s;
     } else {
       uniformAligned = uniformAligned && s % lanes_ == 0;
     }
   }
-  if (offset.empty()) {
-    offset = "0";
-  }
+  const std::string offset = at.str();
   const std::string& pred = loadPredicate_;
   if (laneStride == 0) {
     return emit(tv->dtype(), false,
                 pred.empty() ? p + "[" + offset + "]"
-                             : "nvf_load_if(" + p + " + " + paren(offset) +
-                                   ", " + pred + ")");
+                             : "nvf_load_if(" + p + " + " + at.factor() + ", " +
+                                   pred + ")");
   }
   Value v = declare(tv->dtype(), true);
   if (!pred.empty()) {
     if (laneStride == 1 && uniformAligned && layout.aligned) {
-      line("nvf_vload_if(" + v.name + ", " + p + " + " + paren(offset) + ", " +
+      line("nvf_vload_if(" + v.name + ", " + p + " + " + at.factor() + ", " +
            pred + ");");
     } else {
       line("#pragma unroll");
@@ -156,7 +165,7 @@ Value KernelValueBuilder::load(const TensorView* tv, const Index& idx) {
     // slower on an H200.
     const bool stream = streamed_.count(tv) > 0;
     line(std::string(stream ? "nvf_vload_stream(" : "nvf_vload(") + v.name +
-         ", " + p + " + " + paren(offset) + ");");
+         ", " + p + " + " + at.factor() + ");");
   } else {
     line("#pragma unroll");
     line("for (int u = 0; u < " + std::to_string(lanes_) + "; ++u) " + v.name +
@@ -281,28 +290,25 @@ Ix KernelValueBuilder::linearize(const std::vector<int64_t>& shape,
   if (std::any_of(idx.begin() + begin, idx.begin() + end, isTable)) {
     return linearizeLaneTables(shape, idx, begin, end);
   }
-  std::string linear;
+  IndexExpr linear;
   int64_t stride = 1;
   bool lane = false;
   bool aligned = true;
   for (size_t d = end; d-- > begin;) {
-    if (shape[d] != 1 && (idx[d].e != "0" || idx[d].lane)) {
+    if (shape[d] != 1 && (!idx[d].e.isZero() || idx[d].lane)) {
       if (idx[d].lane && stride != 1) {
         throw NotVectorizable{"a vector lane is not innermost in a reshape"};
       }
       lane = lane || idx[d].lane;
       aligned = aligned && (idx[d].lane || stride % lanes_ == 0);
-      std::string term = stride == 1
-                             ? idx[d].e
-                             : paren(idx[d].e) + " * " + std::to_string(stride);
-      linear = linear.empty() ? term : term + " + " + linear;
+      linear = idx[d].e * stride + linear;
     }
     stride *= shape[d];
   }
   if (lane && !aligned) {
     throw NotVectorizable{"reshape strides are not multiples of the width"};
   }
-  return Ix{linear.empty() ? "0" : linear, lane};
+  return Ix{linear, lane};
 }
 
 // Output and input dims are matched in groups of equal products: a split
@@ -311,7 +317,7 @@ Ix KernelValueBuilder::linearize(const std::vector<int64_t>& shape,
 Index KernelValueBuilder::reshapeIndex(const std::vector<int64_t>& outShape,
                                        const std::vector<int64_t>& inShape,
                                        const Index& idx) {
-  Index in(inShape.size(), Ix{"0", false});
+  Index in(inShape.size(), Ix{IndexExpr(), false});
   size_t o = 0;
   size_t i = 0;
   for (int64_t s : outShape) {
@@ -341,12 +347,10 @@ Index KernelValueBuilder::reshapeIndex(const std::vector<int64_t>& outShape,
     }
     Ix linear = linearize(outShape, idx, o0, o);
     if (i - i0 == 1) {
-      in[i0] = inShape[i0] == 1 ? Ix{"0", false} : linear;
+      in[i0] = inShape[i0] == 1 ? Ix{IndexExpr(), false} : linear;
       continue;
     }
-    std::string l = linear.e == "0" || linear.e.find(' ') == std::string::npos
-                        ? linear.e
-                        : emitIndex(linear.e);
+    const IndexExpr l = emitIndex(linear.e);
     int64_t stride = 1;
     for (size_t d = i; d-- > i0;) {
       if (inShape[d] != 1) {
@@ -367,11 +371,8 @@ Index KernelValueBuilder::reshapeIndex(const std::vector<int64_t>& outShape,
         if (linear.lane && stride == 1) {
           lane = true;
         }
-        std::string q =
-            stride == 1 ? l : "(" + l + " / " + std::to_string(stride) + ")";
-        in[d] = Ix{
-            emitIndex(outermost ? q : q + " % " + std::to_string(inShape[d])),
-            lane};
+        const IndexExpr q = l / stride;
+        in[d] = Ix{emitIndex(outermost ? q : q % inShape[d]), lane};
       }
       stride *= inShape[d];
     }

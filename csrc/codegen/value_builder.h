@@ -11,6 +11,7 @@
 // public header.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -19,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/index_expr.h"
 #include "codegen/kernel_codegen.h"
 #include "codegen/op_emitter.h"
 #include "exceptions.h"
@@ -39,14 +41,14 @@ namespace codegen_detail {
 // value_builder_lane_tables.cpp).
 struct Ix {
   Ix() = default;
-  Ix(std::string e_, bool lane_) : e(std::move(e_)), lane(lane_) {}
-  Ix(std::string e_, bool lane_, std::vector<int64_t> offsets_, int64_t align_)
+  Ix(IndexExpr e_, bool lane_) : e(std::move(e_)), lane(lane_) {}
+  Ix(IndexExpr e_, bool lane_, std::vector<int64_t> offsets_, int64_t align_)
       : e(std::move(e_)),
         lane(lane_),
         offsets(std::move(offsets_)),
         align(align_) {}
 
-  std::string e;
+  IndexExpr e;
   bool lane = false;
   std::vector<int64_t> offsets;  // a lane table's; empty otherwise
   int64_t align = 0;
@@ -58,7 +60,7 @@ inline bool isTable(const Ix& i) {
 }
 // A lane table whose every lane's value is a constant (e is 0).
 inline bool isLaneConstants(const Ix& i) {
-  return isTable(i) && i.e == "0";
+  return isTable(i) && i.e.isZero();
 }
 
 // Whether some term of idx differs between lanes.
@@ -72,7 +74,7 @@ inline bool anyLane(const Index& idx) {
 }
 
 // A lane table's offsets as an expression in u (constant once unrolled).
-std::string laneOffsetExpr(const std::vector<int64_t>& offsets);
+IndexExpr laneOffsetExpr(const std::vector<int64_t>& offsets);
 
 // A generated variable: a scalar, or an nvf_array with one element per lane.
 struct Value {
@@ -86,16 +88,11 @@ struct NotVectorizable {
   std::string why;
 };
 
-// Wraps a composite index expression so it can be a factor.
-inline std::string paren(const std::string& e) {
-  return e.find(' ') == std::string::npos ? e : "(" + e + ")";
-}
-
 inline std::string keyOf(const Index& idx) {
   std::string s;
   for (const Ix& i : idx) {
-    s += i.e + (isTable(i) ? "+" + laneOffsetExpr(i.offsets) + ","
-                           : (i.lane ? "+u," : ","));
+    s += i.e.str() + (isTable(i) ? "+" + laneOffsetExpr(i.offsets).str() + ","
+                                 : (i.lane ? "+u," : ","));
   }
   return s;
 }
@@ -232,8 +229,19 @@ class KernelValueBuilder {
   Index operandIndex(const TensorView* tv, const Index& idx) const;
   Value emit(DataType t, bool lane, const std::string& expr);
   Value declare(DataType t, bool lane);
-  std::string emitIndex(const std::string& expr);
+  // An index worth a name: `indexType_ jN = expr;` once per scope (atoms
+  // are their own names); emitNamedIndex names any text of index type.
+  IndexExpr emitIndex(const IndexExpr& expr);
+  IndexExpr emitNamedIndex(const std::string& text);
+  // `indexType_ name = value;`, the name as an index.
+  IndexExpr defineIndex(const std::string& name, const IndexExpr& value);
   Value load(const TensorView* tv, const Index& idx);
+  // An input the strategy has staged elsewhere (a transpose's shared
+  // memory tile): its value at idx, or nullopt to load it from memory.
+  virtual std::optional<Value> stagedLoad(const TensorView* /*tv*/,
+                                          const Index& /*idx*/) {
+    return std::nullopt;
+  }
   Value branchValue(const Val* v, const Index& idx);
   // branchValue without the branch: v computed for every element, its
   // loads only where `cond` holds (nvf_vload_if), so they issue together
@@ -272,6 +280,30 @@ class KernelValueBuilder {
   // v's value and caches the others' at idx (serial_reduction_loops.cpp).
   Value reduceTogether(const std::vector<const ReductionOp*>& group,
                        const Val* v, const Index& idx);
+  // Loop outputs (scheduler/loop_outputs.h). The family's planned ones,
+  // each written once: by the loop of its reduction computed at the slot's
+  // own index (slotIndexOf_) at the top level of the slot's code.
+  struct PendingLoopOutput {
+    LoopOutputPlan planned;
+    bool written = false;
+  };
+  void startLoopOutputs(const std::vector<LoopOutputPlan>& planned,
+                        std::function<Index(const Val*)> slotIndexOf);
+  // Whether a reduction of `group` has a loop output still to write and
+  // its output v at idx is the slot's own, at the top level.
+  bool atSlotTopLevel(const std::vector<const ReductionOp*>& group,
+                      const Val* v, const Index& idx) const;
+  // Inside the loop of `r` (its input at inIdx): r's loop outputs stored.
+  // `everyLane`: every lane of a group runs all iterations (no split), so
+  // the first lane stores.
+  void writeLoopOutputs(const ReductionOp* r, const Index& inIdx,
+                        bool everyLane);
+  void requireLoopOutputsWritten() const;
+  // The index of a view chain's result at its source's index idx.
+  Index viewedIndex(const std::vector<const Expr*>& views, Index idx);
+  // Stores x (lane or not) into output `o` (dense) at idx; `guard` is
+  // written before the statement.
+  void storeAt(size_t o, const Index& idx, Value x, const std::string& guard);
   // With several threads per slot: `acc` (of reduction op `op`) combined
   // over the slot's group of lanes, every lane holding the result.
   void combineAcrossSlotThreads(const Value& acc, ReductionOpType op);
@@ -308,19 +340,19 @@ class KernelValueBuilder {
   // one side (of term i, when given: a lane table's own alignment).
   void requireAligned(int64_t at, const char* what) const;
   void requireAligned(const Ix& i, int64_t at, const char* what) const;
-  std::string ixAt(const Ix& i) const {
+  // Lane u's value of term i (u the unrolled lane loop's variable).
+  static IndexExpr laneIndex(const Ix& i) {
     if (isTable(i)) {
-      const std::string u = laneOffsetExpr(i.offsets);
-      return i.e == "0" ? "(" + u + ")" : "(" + i.e + " + " + u + ")";
+      return i.e + laneOffsetExpr(i.offsets);
     }
-    return i.lane ? "(" + i.e + " + u)" : i.e;
+    return i.lane ? i.e + IndexExpr::named("u") : i.e;
   }
 
   // Lane tables (value_builder_lane_tables.cpp).
   // The term of lane values e + offsets[u]: a uniform term when every
   // offset is the same, a plain lane term when they count up from an
   // aligned e, else a table.
-  Ix laneTerm(const std::string& e, std::vector<int64_t> offsets,
+  Ix laneTerm(const IndexExpr& e, std::vector<int64_t> offsets,
               int64_t align) const;
   // Each lane's offset from e (0..V-1 for a lane term, zeros for a uniform
   // one), and what e is a multiple of (0: e is the constant 0).
@@ -330,7 +362,7 @@ class KernelValueBuilder {
   // whose output index `linear` (emitted as l) has lanes that the old
   // rule could not keep consecutive; throws NotVectorizable when neither
   // a uniform term nor a table describes it.
-  Ix splitLaneTerm(const Ix& linear, const std::string& l, int64_t stride,
+  Ix splitLaneTerm(const Ix& linear, const IndexExpr& l, int64_t stride,
                    int64_t n, bool outermost);
   // linearize() of dims holding a lane table.
   Ix linearizeLaneTables(const std::vector<int64_t>& shape, const Index& idx,
@@ -343,7 +375,7 @@ class KernelValueBuilder {
   // what e is a multiple of. Constants below `foldBelow` join every lane's
   // offset, larger ones join e.
   struct LaneSum {
-    std::string e;
+    IndexExpr e;
     std::vector<int64_t> offsets;
     int64_t align = 0;
   };
@@ -394,6 +426,8 @@ class KernelValueBuilder {
   int64_t slotThreads_ = 1;
   // findSameIndexReductions: in expr order, with the key of their index.
   std::vector<std::pair<const ReductionOp*, std::string>> sameIndexReductions_;
+  std::vector<PendingLoopOutput> loopOutputs_;
+  std::function<Index(const Val*)> slotIndexOf_;
   // Inputs read once per element (a split sum's): their vector loads skip
   // L1.
   std::set<const TensorView*> streamed_;

@@ -217,8 +217,8 @@ Value KernelValueBuilder::compute(const Expr* e, const Val* v,
       Value start = operand(e->input(0), idx);
       Value step = operand(e->input(1), idx);
       std::string r = "(" + cast(start, e->input(0)->dtype(), t) + " + (" +
-                      castExpr(DataType::Int, t, ixAt(idx[0])) + ") * " +
-                      cast(step, e->input(1)->dtype(), t) + ")";
+                      castExpr(DataType::Int, t, laneIndex(idx[0]).factor()) +
+                      ") * " + cast(step, e->input(1)->dtype(), t) + ")";
       return emit(out, idx[0].lane || start.lane || step.lane,
                   castExpr(t, out, r));
     }
@@ -267,9 +267,9 @@ Value KernelValueBuilder::padded(const PadOp* p, DataType out,
       requireAligned(idx[d], before, "a pad boundary");
       requireAligned(idx[d], before + inShape[d], "a pad boundary");
     }
-    const std::string& i = idx[d].e;
+    const std::string i = idx[d].e.factor();
     Ix shifted = idx[d];
-    shifted.e = before ? "(" + i + " - " + std::to_string(before) + ")" : i;
+    shifted.e = idx[d].e - before;
     in.push_back(shifted);
     cond += (cond.empty() ? "" : " && ") + std::string("(") + i +
             " >= " + std::to_string(before) + " && " + i + " < " +
@@ -332,8 +332,9 @@ Value KernelValueBuilder::concatenated(const CatOp* c, DataType out,
     if (k + 1 == n) {
       line(k == 0 ? "{" : "} else {");
     } else {
-      line(std::string(k == 0 ? "if" : "} else if") + " (" + idx[dim].e +
-           " < " + std::to_string(offset + extent) + ") {");
+      line(std::string(k == 0 ? "if" : "} else if") + " (" +
+           idx[dim].e.factor() + " < " + std::to_string(offset + extent) +
+           ") {");
     }
     indent_ += 2;
     Value x = branchValue(part, operandIndex(part, in));
@@ -357,8 +358,8 @@ Value KernelValueBuilder::rngValue(const RngOp* r, const Val* v,
   bool lane = false;
   int64_t stride = 1;
   for (size_t d = shape.size(); d-- > 0;) {
-    if (shape[d] != 1 && (idx[d].e != "0" || idx[d].lane)) {
-      std::string term = "(unsigned long long)(" + ixAt(idx[d]) + ")";
+    if (shape[d] != 1 && (!idx[d].e.isZero() || idx[d].lane)) {
+      std::string term = "(unsigned long long)" + laneIndex(idx[d]).factor();
       if (stride != 1) {
         term += " * " + std::to_string(stride) + "ULL";
       }
@@ -392,9 +393,7 @@ Index KernelValueBuilder::catPartIndex(const Index& idx, int64_t dim,
   if (idx[dim].lane) {
     requireAligned(idx[dim], offset, "a cat boundary");
   }
-  if (offset != 0) {
-    in[dim].e = "(" + idx[dim].e + " - " + std::to_string(offset) + ")";
-  }
+  in[dim].e = idx[dim].e - offset;
   return in;
 }
 
@@ -403,7 +402,7 @@ Index KernelValueBuilder::catPartIndex(const Index& idx, int64_t dim,
 Value KernelValueBuilder::catWithoutBranches(const CatOp* c, DataType out,
                                              const Index& idx, bool lane) {
   const int64_t dim = c->dim();
-  const std::string& at = idx[dim].e;
+  const std::string at = idx[dim].e.factor();
   const size_t n = c->inputs().size();
   std::vector<std::string> parts;
   std::vector<std::string> ends;

@@ -41,7 +41,7 @@ Value KernelValueBuilder::gathered(const GatherOp* g, const Index& idx) {
   };
   // The lookup's other dims follow the output's (size-1 dims broadcast).
   Index from = idx;
-  from[dim] = Ix{"0", false};
+  from[dim] = Ix{IndexExpr(), false};
   from = operandIndex(lookup, from);
   if (k.lane) {  // a different index per lane: one load per lane
     return gatherLanes(lookup, from, dim, k, inBounds(at(k)), zero);
@@ -53,7 +53,7 @@ Value KernelValueBuilder::gathered(const GatherOp* g, const Index& idx) {
   line("if " + inBounds(k.name) + " {");
   indent_ += 2;
   scopes_.emplace_back();
-  from[dim] = Ix{emitIndex("(" + indexType_ + ")" + k.name), false};
+  from[dim] = Ix{emitNamedIndex("(" + indexType_ + ")" + k.name), false};
   Value x = load(lookup, from);
   scopes_.pop_back();
   assign(var, at(x));
@@ -73,23 +73,23 @@ Value KernelValueBuilder::gatherLanes(const TensorView* lookup,
                                       const std::string& inBounds,
                                       const std::string& zero) {
   const TensorLayout& layout = layouts_.at(inputIndex_.at(lookup));
-  std::string offset;
+  IndexExpr offset;
   for (size_t d = 0; d < from.size(); ++d) {
     const int64_t s = layout.strides[d];
-    const std::string i =
-        d == dim ? "(" + indexType_ + ")" + at(k) : ixAt(from[d]);
-    if (s == 0 || (d != dim && from[d].e == "0" && !from[d].lane)) {
+    if (s == 0 || (d != dim && from[d].e.isZero() && !from[d].lane)) {
       continue;
     }
-    offset += (offset.empty() ? "" : " + ") +
-              (s == 1 ? paren(i) : paren(i) + " * " + std::to_string(s));
+    const IndexExpr i =
+        d == dim ? IndexExpr::named("((" + indexType_ + ")" + at(k) + ")")
+                 : laneIndex(from[d]);
+    offset = offset + i * s;
   }
   Value var = declare(lookup->dtype(), true);
   line("#pragma unroll");
   line("for (int u = 0; u < " + std::to_string(lanes_) + "; ++u) {");
   line("  const bool ok = " + inBounds + ";");
   line("  " + var.name + "[u] = ok ? " + paramName_.at(lookup) + "[" +
-       (offset.empty() ? "0" : offset) + "] : " + zero + ";");
+       offset.str() + "] : " + zero + ";");
   line("  if (!ok) *nvf_index_error = 1;");
   line("}");
   return var;

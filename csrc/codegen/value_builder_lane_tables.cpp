@@ -21,31 +21,6 @@ namespace codegen_detail {
 
 namespace {
 
-// A constant index: a literal, or a sum of literals a slice's start added
-// ("(0 + 1)").
-bool literalOf(const std::string& e, int64_t* value) {
-  std::string s = e;
-  if (s.size() > 2 && s.front() == '(' && s.back() == ')') {
-    s = s.substr(1, s.size() - 2);
-  }
-  if (s.empty() || s.find_first_not_of("0123456789 +") != std::string::npos) {
-    return false;
-  }
-  *value = 0;
-  size_t at = 0;
-  while (at < s.size()) {
-    const size_t plus = std::min(s.find(" + ", at), s.size());
-    const std::string part = s.substr(at, plus - at);
-    if (part.empty() ||
-        part.find_first_not_of("0123456789") != std::string::npos) {
-      return false;
-    }
-    *value += std::stoll(part);
-    at = plus + 3;
-  }
-  return true;
-}
-
 bool countsUp(const std::vector<int64_t>& offsets) {
   for (size_t u = 0; u < offsets.size(); ++u) {
     if (offsets[u] != static_cast<int64_t>(u)) {
@@ -73,40 +48,25 @@ bool affineInPairs(const std::vector<int64_t>& offsets, int64_t k, int64_t* m,
   return true;
 }
 
-std::string term(const std::string& x, int64_t factor) {
-  if (factor == 0) {
-    return "";
-  }
-  return factor == 1 ? x : x + " * " + std::to_string(factor);
-}
-
 }  // namespace
 
-std::string laneOffsetExpr(const std::vector<int64_t>& offsets) {
+IndexExpr laneOffsetExpr(const std::vector<int64_t>& offsets) {
+  const IndexExpr u = IndexExpr::named("u");
   for (int64_t k = 1; k <= static_cast<int64_t>(offsets.size()); k *= 2) {
     int64_t m = 0;
     int64_t r = 0;
     int64_t c = 0;
-    if (!affineInPairs(offsets, k, &m, &r, &c)) {
-      continue;
+    if (affineInPairs(offsets, k, &m, &r, &c)) {
+      return (u / k) * m + (u % k) * (k > 1 ? r : 0) + c;
     }
-    std::string e;
-    for (const std::string& t :
-         {term(k == 1 ? "u" : "(u / " + std::to_string(k) + ")", m),
-          term("(u % " + std::to_string(k) + ")", k > 1 ? r : 0),
-          c != 0 ? std::to_string(c) : std::string()}) {
-      if (!t.empty()) {
-        e += (e.empty() ? "" : " + ") + t;
-      }
-    }
-    return e.empty() ? "0" : e;
   }
+  // No pattern: a select per lane, read as one value.
   std::string e = std::to_string(offsets.back());
-  for (size_t u = offsets.size() - 1; u-- > 0;) {
-    e = "(u == " + std::to_string(u) + " ? " + std::to_string(offsets[u]) +
+  for (size_t k = offsets.size() - 1; k-- > 0;) {
+    e = "(u == " + std::to_string(k) + " ? " + std::to_string(offsets[k]) +
         " : " + e + ")";
   }
-  return e;
+  return IndexExpr::named(e);
 }
 
 bool KernelValueBuilder::hasTable(const Index& idx) {
@@ -119,7 +79,7 @@ Ix KernelValueBuilder::shiftedLaneConstants(const Ix& i, int64_t scale,
   for (int64_t& o : offsets) {
     o = o * scale + add;
   }
-  return laneTerm("0", std::move(offsets), 0);
+  return laneTerm(IndexExpr(), std::move(offsets), 0);
 }
 
 void KernelValueBuilder::addTerm(LaneSum& sum, const Ix& t, int64_t stride,
@@ -127,51 +87,46 @@ void KernelValueBuilder::addTerm(LaneSum& sum, const Ix& t, int64_t stride,
   if (sum.offsets.empty()) {
     sum.offsets.assign(lanes_, 0);
   }
-  int64_t c = 0;
-  const bool constant = !t.lane && literalOf(t.e, &c);
+  const std::optional<int64_t> literal =
+      t.lane ? std::nullopt : t.e.constantValue();
+  const bool constant = literal.has_value();
+  const int64_t c = literal.value_or(0);
   if (constant && c * stride < foldBelow) {  // part of every lane's offset
     for (int64_t& o : sum.offsets) {
       o += c * stride;
     }
     return;
   }
-  std::string x;
   int64_t align = 0;
   if (constant) {  // past the vector: part of e, its own multiple
-    x = std::to_string(c * stride);
     align = c * stride;
   } else {
     const std::vector<int64_t> own = laneOffsets(t);
     for (size_t u = 0; u < sum.offsets.size(); ++u) {
       sum.offsets[u] += own[u] * stride;
     }
-    if (t.e == "0") {
+    if (t.e.isZero()) {
       return;
     }
-    x = stride == 1 ? paren(t.e) : paren(t.e) + " * " + std::to_string(stride);
     align = termAlign(t) * stride;
   }
-  sum.e = sum.e.empty() ? x : x + " + " + sum.e;
+  sum.e = t.e * stride + sum.e;
   sum.align = std::gcd(sum.align, align);
 }
 
-Ix KernelValueBuilder::laneTerm(const std::string& e,
+Ix KernelValueBuilder::laneTerm(const IndexExpr& e,
                                 std::vector<int64_t> offsets,
                                 int64_t align) const {
   const bool uniform =
       std::all_of(offsets.begin(), offsets.end(),
                   [&](int64_t o) { return o == offsets.front(); });
   if (uniform) {
-    const int64_t c = offsets.front();
-    if (e == "0") {
-      return Ix{std::to_string(c), false};
-    }
-    return Ix{c == 0 ? e : "(" + e + " + " + std::to_string(c) + ")", false};
+    return Ix{e + offsets.front(), false};
   }
-  if (countsUp(offsets) && (e == "0" || align % lanes_ == 0)) {
+  if (countsUp(offsets) && (e.isZero() || align % lanes_ == 0)) {
     return Ix{e, true};
   }
-  return Ix{e, true, std::move(offsets), e == "0" ? 0 : align};
+  return Ix{e, true, std::move(offsets), e.isZero() ? 0 : align};
 }
 
 std::vector<int64_t> KernelValueBuilder::laneOffsets(const Ix& i) const {
@@ -186,7 +141,7 @@ std::vector<int64_t> KernelValueBuilder::laneOffsets(const Ix& i) const {
 }
 
 int64_t KernelValueBuilder::termAlign(const Ix& i) const {
-  if (i.e == "0") {
+  if (i.e.isZero()) {
     return 0;
   }
   if (isTable(i)) {
@@ -208,7 +163,7 @@ void KernelValueBuilder::requireAligned(const Ix& i, int64_t at,
   }
 }
 
-Ix KernelValueBuilder::splitLaneTerm(const Ix& linear, const std::string& l,
+Ix KernelValueBuilder::splitLaneTerm(const Ix& linear, const IndexExpr& l,
                                      int64_t stride, int64_t n,
                                      bool outermost) {
   const std::vector<int64_t> offsets = laneOffsets(linear);
@@ -225,26 +180,24 @@ Ix KernelValueBuilder::splitLaneTerm(const Ix& linear, const std::string& l,
     return x;
   };
   if (align == 0) {  // l is 0: every lane's value is a constant
-    return laneTerm("0", modN(q), 0);
+    return laneTerm(IndexExpr(), modN(q), 0);
   }
-  const std::string div =
-      stride == 1 ? l : "(" + l + " / " + std::to_string(stride) + ")";
+  const IndexExpr div = l / stride;
   if (align % stride == 0) {  // l / stride + offsets / stride, exactly
     const int64_t a = align / stride;
     if (outermost) {
       return laneTerm(emitIndex(div), q, a);
     }
     if (n % a == 0 && top < a) {  // the lanes stay inside one run of n
-      return laneTerm(emitIndex(div + " % " + std::to_string(n)), q, a);
+      return laneTerm(emitIndex(div % n), q, a);
     }
     if (a % n == 0) {  // (l / stride) % n is 0
-      return laneTerm("0", modN(q), 0);
+      return laneTerm(IndexExpr(), modN(q), 0);
     }
   } else if (stride % align == 0 &&
              *std::max_element(offsets.begin(), offsets.end()) < align) {
     // Every lane in the same multiple of stride: a uniform term.
-    return Ix{emitIndex(outermost ? div : div + " % " + std::to_string(n)),
-              false};
+    return Ix{emitIndex(outermost ? div : div % n), false};
   }
   throw NotVectorizable{"a reshape splits a vector unevenly"};
 }
@@ -261,8 +214,7 @@ Ix KernelValueBuilder::linearizeLaneTables(const std::vector<int64_t>& shape,
     }
     stride *= shape[d];
   }
-  return laneTerm(sum.e.empty() ? "0" : sum.e, std::move(sum.offsets),
-                  sum.align);
+  return laneTerm(sum.e, std::move(sum.offsets), sum.align);
 }
 
 Value KernelValueBuilder::loadLaneTable(const TensorView* tv,
@@ -279,18 +231,18 @@ Value KernelValueBuilder::loadLaneTable(const TensorView* tv,
               std::numeric_limits<int64_t>::max());
     }
   }
-  std::string base = sum.e.empty() ? "0" : sum.e;
+  IndexExpr base = sum.e;
   std::vector<int64_t>& offsets = sum.offsets;
   const int64_t align = sum.align;
   const std::string& pred = loadPredicate_;
   const int64_t lo = *std::min_element(offsets.begin(), offsets.end());
   const int64_t hi = *std::max_element(offsets.begin(), offsets.end());
   if (lo == hi) {  // one element for every lane
-    const std::string at = "(" + base + " + " + std::to_string(lo) + ")";
+    const IndexExpr at = base + lo;
     return emit(tv->dtype(), false,
-                pred.empty()
-                    ? p + "[" + at + "]"
-                    : "nvf_load_if(" + p + " + " + at + ", " + pred + ")");
+                pred.empty() ? p + "[" + at.str() + "]"
+                             : "nvf_load_if(" + p + " + " + at.factor() + ", " +
+                                   pred + ")");
   }
   // The smallest aligned window of up to 16 bytes that holds every lane's
   // element, `shift` elements past base (a constant index on an outer dim,
@@ -305,37 +257,37 @@ Value KernelValueBuilder::loadLaneTable(const TensorView* tv,
       break;
     }
   }
-  const std::string u = laneOffsetExpr(offsets);
-  line("// lane table: lanes " + u + " of " + p);
+  const IndexExpr u = laneOffsetExpr(offsets);
+  line("// lane table: lanes " + u.str() + " of " + p);
   Value v = declare(tv->dtype(), true);
   if (window == 0) {
     line("#pragma unroll");
     line("for (int u = 0; u < " + std::to_string(lanes_) + "; ++u) " + v.name +
          "[u] = " +
-         (pred.empty() ? p + "[" + base + " + " + u + "]"
-                       : "nvf_load_if(" + p + " + (" + base + " + " + u +
-                             "), " + pred + ")") +
+         (pred.empty() ? p + "[" + (base + u).str() + "]"
+                       : "nvf_load_if(" + p + " + " + (base + u).factor() +
+                             ", " + pred + ")") +
          ";");
     return v;
   }
   // Two values picking from the same vector (x[2k] and x[2k + 1]) share
   // its load.
   if (shift != 0) {
-    base = "(" + base + " + " + std::to_string(shift) + ")";
+    base = base + shift;
     for (int64_t& o : offsets) {
       o -= shift;
     }
   }
-  const std::string picked = laneOffsetExpr(offsets);
-  const std::string key =
-      "window#" + p + "@" + base + "/" + std::to_string(window) + "?" + pred;
+  const std::string picked = laneOffsetExpr(offsets).str();
+  const std::string key = "window#" + p + "@" + base.str() + "/" +
+                          std::to_string(window) + "?" + pred;
   const Value* w = cached(key);
   if (w == nullptr) {
     Value loaded{"v" + std::to_string(counter_++), true};
     line("nvf_array<" + cudaType(tv->dtype()) + ", " + std::to_string(window) +
          "> " + loaded.name + ";");
     line((pred.empty() ? "nvf_vload(" : "nvf_vload_if(") + loaded.name + ", " +
-         p + " + " + paren(base) + (pred.empty() ? "" : ", " + pred) + ");");
+         p + " + " + base.factor() + (pred.empty() ? "" : ", " + pred) + ");");
     scopes_.back()[key] = loaded;
     w = &scopes_.back()[key];
   }
@@ -380,7 +332,8 @@ Value KernelValueBuilder::laneSelectedCat(const CatOp* c, DataType out,
     }
     if (std::find(mine.begin(), mine.end(), true) != mine.end()) {
       Index in = idx;
-      in[dim] = laneTerm("0", offsetsOnOneSide(offsets, mine, start), 0);
+      in[dim] =
+          laneTerm(IndexExpr(), offsetsOnOneSide(offsets, mine, start), 0);
       Value x = valueAt(part, operandIndex(part->asTensor(), in));
       parts.push_back(cast(x, part->dtype(), out));
     }
@@ -388,7 +341,7 @@ Value KernelValueBuilder::laneSelectedCat(const CatOp* c, DataType out,
   }
   NVF_ASSERT(std::find(side.begin(), side.end(), -1) == side.end(),
              "a lane outside every part of ", exprRef(c));
-  const std::string which = laneOffsetExpr(side);
+  const std::string which = laneOffsetExpr(side).str();
   line("// lane table: cat part " + which);
   std::string select = parts.back();
   for (size_t k = parts.size() - 1; k-- > 0;) {
@@ -416,12 +369,13 @@ Value KernelValueBuilder::laneSelectedPad(const PadOp* p, DataType out,
     return emit(out, padValue.lane, padded);
   }
   Index in = idx;
-  in[dim] = laneTerm("0", offsetsOnOneSide(offsets, inside, before), 0);
+  in[dim] = laneTerm(IndexExpr(), offsetsOnOneSide(offsets, inside, before), 0);
   Value x = valueAt(inTv, operandIndex(inTv, in));
-  line("// lane table: inside the pad where " + laneOffsetExpr(side) + " == 0");
-  return emit(out, true,
-              "(" + laneOffsetExpr(side) + " == 0) ? " +
-                  cast(x, inTv->dtype(), out) + " : " + padded);
+  const std::string which = laneOffsetExpr(side).str();
+  line("// lane table: inside the pad where " + which + " == 0");
+  return emit(
+      out, true,
+      "(" + which + " == 0) ? " + cast(x, inTv->dtype(), out) + " : " + padded);
 }
 
 }  // namespace codegen_detail

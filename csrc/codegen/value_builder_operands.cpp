@@ -55,7 +55,7 @@ Index KernelValueBuilder::remappedIndex(const Expr* e, const Val* v,
       Index out;
       size_t next = 0;
       for (bool squeezed : exprAs<SqueezeOp>(e)->isSqueezed()) {
-        out.push_back(squeezed ? Ix{"0", false} : idx[next++]);
+        out.push_back(squeezed ? Ix{IndexExpr(), false} : idx[next++]);
       }
       return out;
     }
@@ -84,12 +84,7 @@ Index KernelValueBuilder::slicedIndex(const SliceOp* s,
     if (i.lane) {
       requireAligned(i, ranges[d].start, "a slice start");
     }
-    if (ranges[d].step != 1) {
-      i.e = "(" + paren(i.e) + " * " + std::to_string(ranges[d].step) + ")";
-    }
-    if (ranges[d].start != 0) {
-      i.e = "(" + i.e + " + " + std::to_string(ranges[d].start) + ")";
-    }
+    i.e = i.e * ranges[d].step + ranges[d].start;
     in.push_back(i);
   }
   return in;

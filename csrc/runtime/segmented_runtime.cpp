@@ -54,9 +54,15 @@ std::vector<TensorLayout> predictedLayouts(
 }
 
 // The GPU the arguments are on (its SM count sizes split sums), else the
-// plan's default.
-DeviceTraits deviceTraits(const std::vector<RuntimeArg>& args) {
+// plan's default; the options' SM count first.
+DeviceTraits deviceTraits(const std::vector<RuntimeArg>& args,
+                          const Options& options) {
   DeviceTraits traits;
+  if (options.smCount() > 0) {
+    traits.smCount = options.smCount();
+    traits.residentThreadsPerSm = options.threadsPerSm();
+    return traits;
+  }
   for (const RuntimeArg& a : args) {
     if (a.tensor && a.tensor->is_cuda()) {
       traits.smCount =
@@ -92,7 +98,12 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
       !options.disabled("innermost_branch_order");
   planOptions.heavyFamiliesFirst = !options.disabled("heavy_families_first");
   planOptions.threadsPerSlot = !options.disabled("threads_per_slot");
-  planOptions.device = deviceTraits(args);
+  planOptions.loopOutputs = !options.disabled("loop_outputs");
+  planOptions.transposeTiles = !options.disabled("transpose_tiles");
+  if (options.enabled("transpose_tiles_everywhere")) {
+    planOptions.transposeMinExtent = 2;
+  }
+  planOptions.device = deviceTraits(args, options);
   const Fusion& complete = segmented_->completeFusion();
   std::unordered_map<const Val*, size_t> lastUse;
   for (size_t i = 0; i < segmented_->groups().size(); ++i) {
@@ -106,13 +117,19 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
       // the generator builds. A "no" here is a bug in that scheduler's
       // canSchedule, never a segment to run some other way.
       const Fusion& fusion = *segments_.back().fusion;
+      std::vector<TensorLayout> layouts =
+          predictedLayouts(complete, segments_.back(), args);
+      planOptions.inputStrides.clear();
+      for (const TensorLayout& l : layouts) {
+        planOptions.inputStrides.push_back(l.strides);
+      }
       KernelPlan plan;
       Decision d = planKernel(g.scheduler, fusion, &plan, planOptions);
       NVF_CHECK_KIND(d.ok(), Internal, toString(g.scheduler),
                      " accepted a segment it cannot plan: ", d.reason());
-      kernel = std::make_unique<PointwiseKernel>(
-          fusion, std::move(plan), kernelName(g, fusion), codegen,
-          predictedLayouts(complete, segments_.back(), args));
+      kernel = std::make_unique<PointwiseKernel>(fusion, std::move(plan),
+                                                 kernelName(g, fusion), codegen,
+                                                 std::move(layouts));
     }
     kernels_.push_back(std::move(kernel));
     for (const Val* v : segments_.back().inputs) {

@@ -21,6 +21,9 @@ namespace nvfuser {
 // tools) an H200's.
 struct DeviceTraits {
   int64_t smCount = 132;
+  int64_t residentThreadsPerSm = 2048;
+  // Threads resident at once (the width a plan aims to fill).
+  int64_t residentThreads() const { return smCount * residentThreadsPerSm; }
 };
 
 // Whether some expr of the fusion reduces (isReductionLike).
@@ -37,6 +40,15 @@ bool passedByValue(const Val* input);
 // Outputs sharing one loop domain (their shape without size-1 dims): one
 // grid-stride range of slots of up to maxVectorWidth consecutive innermost
 // elements each.
+// An output a serial-reduction family stores inside the loop of one of its
+// reductions (scheduler/loop_outputs.h): at each iteration, `source` (of
+// the reduction input's shape) at the loop's index, viewed to the output.
+struct LoopOutputPlan {
+  size_t output = 0;  // index into the fusion's outputs
+  const ReductionOp* reduction = nullptr;
+  const TensorView* source = nullptr;
+};
+
 struct OutputFamilyPlan {
   std::vector<int64_t> loop;
   std::vector<size_t> outputs;  // indices into the fusion's outputs
@@ -45,6 +57,8 @@ struct OutputFamilyPlan {
   // Adjacent threads that share each slot, splitting its outermost serial
   // reduction loops (slot_threads.h); 1 for pointwise kernels.
   int64_t threadsPerSlot = 1;
+  // Outputs of the reductions' input shape written inside their loops.
+  std::vector<LoopOutputPlan> loopOutputs;
 };
 
 // The families of a pointwise or serial-reduction kernel, in output order.

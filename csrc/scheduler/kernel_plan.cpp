@@ -5,6 +5,7 @@
 
 #include "scheduler/family_order.h"
 #include "scheduler/generated_kernel_rules.h"
+#include "scheduler/loop_outputs.h"
 #include "scheduler/reduction_analysis.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/slot_threads.h"
@@ -19,6 +20,8 @@ const char* toString(KernelStrategy s) {
       return "serial reduction";
     case KernelStrategy::Rows:
       return "rows";
+    case KernelStrategy::Transpose:
+      return "transpose";
   }
   return "?";
 }
@@ -81,6 +84,16 @@ Decision planKernel(SchedulerType type, const Fusion& segment, KernelPlan* plan,
       if (reduction) {
         return Decision::no("a pointwise segment with a reduction");
       }
+      if (std::optional<TransposePlan> t =
+              options.transposeTiles
+                  ? planTranspose(segment, options.inputStrides,
+                                  options.transposeMinExtent)
+                  : std::nullopt) {
+        plan->strategy = KernelStrategy::Transpose;
+        plan->transpose = *t;
+        plan->blockThreads = TransposePlan::kTile * TransposePlan::kBlockRows;
+        return Decision::yes();
+      }
       plan->strategy = KernelStrategy::Pointwise;
       planSlots(segment, options, plan);
       return Decision::yes();
@@ -108,6 +121,9 @@ Decision planKernel(SchedulerType type, const Fusion& segment, KernelPlan* plan,
       }
       if (options.heavyFamiliesFirst) {
         orderFamiliesByWork(segment, &plan->families);
+      }
+      if (options.loopOutputs && plan->split.sum == nullptr) {
+        planLoopOutputs(segment, options.device, &plan->families);
       }
       planSlots(segment, options, plan);
       if (options.threadsPerSlot && plan->split.sum == nullptr) {

@@ -18,6 +18,7 @@
 #include "scheduler/kernel_launch.h"
 #include "scheduler/row_reduction_plan.h"
 #include "scheduler/scheduler_type.h"
+#include "scheduler/transpose_plan.h"
 
 namespace nvfuser {
 
@@ -30,12 +31,16 @@ enum class KernelStrategy {
   // A block per row reducing the innermost dims (softmax, norms, row
   // sums), with column sums on the side (row_reduction_plan.h).
   Rows,
+  // A pointwise segment that transposes an input: 32 x 32 tiles through
+  // shared memory (transpose_plan.h).
+  Transpose,
 };
 const char* toString(KernelStrategy s);
 
 struct KernelPlan {
   KernelStrategy strategy = KernelStrategy::Pointwise;
-  RowReductionPlan rows;  // Rows: the layout
+  RowReductionPlan rows;    // Rows: the layout
+  TransposePlan transpose;  // Transpose: the tiled dims and staged inputs
   // Rows: the widest vector (every family takes it).
   int64_t rowVectorWidth = 1;
   // The output families; for Pointwise and SerialReduction with their
@@ -89,6 +94,21 @@ struct KernelPlanOptions {
   // Groups of threads per slot of long serial loops (slot_threads.h;
   // NVFUSER_DISABLE=threads_per_slot: one thread per slot).
   bool threadsPerSlot = true;
+  // Outputs stored inside a serial reduction's loop where they read what
+  // it reads (loop_outputs.h; NVFUSER_DISABLE=loop_outputs: their own
+  // family's slots).
+  bool loopOutputs = true;
+  // Pointwise segments that transpose an input go through shared-memory
+  // tiles (transpose_plan.h; NVFUSER_DISABLE=transpose_tiles: strided
+  // reads).
+  bool transposeTiles = true;
+  // ...for tiled dims of at least this extent (NVFUSER_ENABLE=
+  // transpose_tiles_everywhere: 2, how the fuzzer reaches the strategy
+  // with small tensors).
+  int64_t transposeMinExtent = kMinTransposeExtent;
+  // Strides (elements) of the segment's inputs the kernel is specialized
+  // to, per input; empty, or an empty entry: dense.
+  std::vector<std::vector<int64_t>> inputStrides;
   DeviceTraits device;
 };
 

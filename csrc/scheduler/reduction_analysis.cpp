@@ -1,6 +1,7 @@
 #include "scheduler/reduction_analysis.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "analysis/tensor_shape.h"
@@ -115,9 +116,55 @@ bool innermostReduced(const std::vector<int64_t>& shape,
   return inner >= 0 && std::find(axes.begin(), axes.end(), inner) != axes.end();
 }
 
+namespace {
+// A reduction of a segment, after those before it in expr order: whether
+// it may join them. `depth`: the reductions on the way to its input.
+Decision addReduction(const Expr* e, bool fromReduction, int depth,
+                      ReductionInfo* info) {
+  const TensorView* in = e->input(0)->asTensor();
+  std::vector<int64_t> shape = concreteShape(in);
+  // A reduction of a value computed from an earlier reduction of the
+  // same rows (softmax's sum after its max) is another pass over the
+  // row. Serial reductions may chain too: the thread computes the
+  // earlier one inside the later one's loop, at the index it reads
+  // (Qwen2.5's RoPE backward sums the k gradient over the 7 query heads
+  // of a group, then the cos gradient over the 4 groups). That reads each
+  // element once as long as no reduced value is broadcast back
+  // (broadcastsBack, refused by the reduction scheduler). A row reduction
+  // in any other chain is not one kernel, nor a chain of more than
+  // kMaxChainedReductions (the generator nests one loop, and one level of
+  // its own calls, per reduction).
+  const bool samePass = shape == info->inputShape && axesOf(e) == info->axes;
+  if (fromReduction && !samePass &&
+      (innermostReduced(shape, axesOf(e)) ||
+       innermostReduced(info->inputShape, info->axes) ||
+       depth >= kMaxChainedReductions)) {
+    return Decision::no(exprRef(e) + " reduces a reduced value");
+  }
+  info->chained = info->chained || (fromReduction && !samePass);
+  if (info->reductions.empty()) {
+    info->inputShape = shape;
+    info->axes = axesOf(e);
+  } else if (shape != info->inputShape || axesOf(e) != info->axes) {
+    // Generated kernels loop over each reduction's own dims inside the
+    // thread, so signatures may differ as long as no reduction is a
+    // row reduction (those need one block-cooperative layout).
+    if (innermostReduced(shape, axesOf(e)) ||
+        innermostReduced(info->inputShape, info->axes)) {
+      return Decision::no("reductions with different signatures: " +
+                          exprRef(info->reductions[0]) + " and " + exprRef(e));
+    }
+    info->mixedSignatures = true;
+  }
+  info->reductions.push_back(e);
+  return Decision::yes();
+}
+}  // namespace
+
 Decision analyzeReductions(const SegmentView& view, ReductionInfo* info,
                            const std::vector<const Expr*>& columnSums) {
-  std::unordered_set<const Val*> dependsOnReduction;
+  // Values computed from a reduction, with the reductions on the way.
+  std::unordered_map<const Val*, int> reductionDepth;
   for (const Expr* e : view.exprs()) {
     if (std::find(columnSums.begin(), columnSums.end(), e) !=
         columnSums.end()) {
@@ -128,49 +175,27 @@ Decision analyzeReductions(const SegmentView& view, ReductionInfo* info,
     }
     bool fromReduction = false;
     bool replicates = false;
+    int depth = 0;
     for (const Val* in : e->inputs()) {
-      if (dependsOnReduction.count(in) > 0) {
+      auto d = reductionDepth.find(in);
+      if (d != reductionDepth.end()) {
         fromReduction = true;
         replicates = replicates || replicatesInput(e, in);
+        depth = std::max(depth, d->second);
       }
     }
-    if (isReductionLike(e)) {
-      const TensorView* in = e->input(0)->asTensor();
-      std::vector<int64_t> shape = concreteShape(in);
-      // A reduction of a value computed from an earlier reduction of the
-      // same rows (softmax's sum after its max) is another pass over the
-      // row; any other chain of reductions is not one kernel.
-      if (fromReduction &&
-          (shape != info->inputShape || axesOf(e) != info->axes)) {
-        return Decision::no(exprRef(e) + " reduces a reduced value");
+    const bool reduction = isReductionLike(e);
+    if (reduction) {
+      if (Decision d = addReduction(e, fromReduction, depth, info); !d) {
+        return d;
       }
-      if (info->reductions.empty()) {
-        info->inputShape = shape;
-        info->axes = axesOf(e);
-      } else if (shape != info->inputShape || axesOf(e) != info->axes) {
-        // Generated kernels loop over each reduction's own dims inside the
-        // thread, so signatures may differ as long as no reduction is a
-        // row reduction (those need one block-cooperative layout).
-        if (innermostReduced(shape, axesOf(e)) ||
-            innermostReduced(info->inputShape, info->axes)) {
-          return Decision::no("reductions with different signatures: " +
-                              exprRef(info->reductions[0]) + " and " +
-                              exprRef(e));
-        }
-        info->mixedSignatures = true;
-      }
-      info->reductions.push_back(e);
-      for (const Val* o : e->outputs()) {
-        dependsOnReduction.insert(o);
-      }
+    } else if (!fromReduction) {
       continue;
+    } else {
+      info->broadcastsBack = info->broadcastsBack || replicates;
     }
-    if (!fromReduction) {
-      continue;
-    }
-    info->broadcastsBack = info->broadcastsBack || replicates;
     for (const Val* o : e->outputs()) {
-      dependsOnReduction.insert(o);
+      reductionDepth[o] = depth + (reduction ? 1 : 0);
     }
   }
   if (info->reductions.empty()) {

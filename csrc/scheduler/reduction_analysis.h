@@ -21,7 +21,14 @@ struct ReductionInfo {
   bool innermost = false;
   // Reductions of different inputs or axes (none of them a row reduction).
   bool mixedSignatures = false;
+  // A serial reduction reads a value computed from another reduction of a
+  // different signature (computed inside its loop).
+  bool chained = false;
 };
+
+// Serial reductions one may read through (a chain of that many nested
+// loops at most).
+constexpr int kMaxChainedReductions = 3;
 
 // Whether the innermost non-size-1 dim of `shape` is among `axes`.
 bool innermostReduced(const std::vector<int64_t>& shape,

@@ -18,8 +18,6 @@ namespace nvfuser {
 // Loop steps a lane keeps at least (fewer: the shuffles cost more than the
 // loads they spread).
 constexpr int64_t kMinLoopStepsPerLane = 4;
-// Resident threads per SM (the grid's width the groups aim to fill).
-constexpr int64_t kResidentThreadsPerSm = 2048;
 
 // K for `family` (a power of two up to 32; 1: one thread per slot): doubled
 // while the family's slots times K stay within one resident wave of the

@@ -327,11 +327,33 @@ def test_qwen_cos_sin_gradients_use_lane_groups_on_gpu(T):
     # autograd reference is itself off by more than its tolerance: compare
     # with one thread per slot and a loop per sum instead, which differ
     # only in the float summation order (one bf16 rounding step).
+    # At full size the backward is one kernel storing dq's and k's
+    # gradients inside the heads' and the groups' loops (loop outputs).
+    assert len(fd.last_cuda_code()) == 1
+    assert code.count("in this loop") == 2, code
     plain = fd.execute(ins, _disable_options=["threads_per_slot",
-                                              "shared_reduction_loops"])
-    assert "nvf_group" not in "\n".join(fd.last_cuda_code())
+                                              "shared_reduction_loops",
+                                              "loop_outputs"])
+    plain_code = "\n".join(fd.last_cuda_code())
+    assert "nvf_group" not in plain_code
+    assert "in this loop" not in plain_code
     for o, e in zip(outs, plain):
         torch.testing.assert_close(o, e, rtol=1e-2, atol=1e-3)
+
+
+@pytest.mark.parametrize("shape,perm", [((4, 1000, 1536), (0, 2, 1)),
+                                        ((3, 77, 45), (2, 1, 0))])
+def test_transposes_go_through_shared_memory_tiles_on_gpu(shape, perm):
+    # scheduler/transpose_plan.h: 32 x 32 tiles, partial ones at the edges.
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=list(shape), dtype=DataType.BFloat16)
+        y = fd.ops.cast(fd.ops.permute(x, dims=list(perm)), DataType.Float)
+        fd.add_output(fd.ops.cast(fd.ops.mul(y, 2.0), DataType.BFloat16))
+    x = torch.randn(*shape, device="cuda").bfloat16()
+    out = fd.execute([x])[0]
+    assert "nvf_tile0" in fd.last_cuda_code()[0]
+    assert out.is_contiguous()
+    assert torch.equal(out, (x.permute(*perm).float() * 2).bfloat16())
 
 
 @pytest.mark.parametrize("name", ["softmax", "rms_norm", "layer_norm"])

@@ -218,6 +218,28 @@ def test_dump_summary_flags_a_compile_that_fell_back_to_eager():
                         "as eager (3): did it fall back to eager?"]
 
 
+def test_dump_summary_notes_aten_kernels_outside_the_compiled_graph():
+    # The pair-view backward (session 16): both compiled backends ran
+    # eager's copy of v's gradient (AOTAutograd regenerates v, a view of
+    # its input, outside the graph) next to their own kernel.
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                    "benchmarks"))
+    import dump_compiled
+    copy = "void at::native::elementwise_kernel<128, 4>"
+    case = {"ours (FusionDefinition)": [["nvfuser_pointwise_g0_1", 50.3, 1]],
+            "eager": [["a", 600.0, 39]],
+            "inductor": [[copy, 44.6, 1], ["triton_poi_fused_x", 44.6, 1]],
+            "nvfuser": [[copy, 44.7, 1], ["nvfuser_pointwise_g0_2", 29.8, 1]]}
+    table = dump_compiled.summary_table({"pairs_bwd": case})
+    notes = [ln for ln in table.splitlines() if ln.startswith("NOTE")]
+    assert notes == ["NOTE (pairs_bwd): ATen kernels outside the compiled "
+                     "graph: inductor 44.6 us in 1; nvfuser 44.7 us in 1"]
+    case["nvfuser"] = case["nvfuser"][1:]
+    case["inductor"] = case["inductor"][1:]
+    table = dump_compiled.summary_table({"pairs_bwd": case})
+    assert "NOTE" not in table
+
+
 @pytest.mark.parametrize("name", ["llama_2_7b_litgpt", "partial_rotary",
                                   "phi_3_5_mini_litgpt"])
 def test_qkv_gradient_kernels_keep_warps_on_one_cat_part(name, monkeypatch):
@@ -307,6 +329,28 @@ def test_minimal_bytes_leave_out_outputs_that_are_views_of_inputs():
     qk = 2 * B * T * H * D * 2  # bf16
     tables = 2 * T * (D // 2) * 2
     assert rv.minimal_bytes(cfg, "fwd", ins, outs) == 2 * qk + tables
+
+
+def test_qwen_backward_is_one_kernel_that_reads_dq_once(monkeypatch):
+    # Issue 16: Qwen2.5's RoPE backward was two kernels, both reading dq
+    # (its own gradient, then the cos/sin gradients' loop over the heads),
+    # because the cos gradient also sums the k gradient, itself a sum over
+    # each group's query heads. At T=4096 (the plan needs a problem that
+    # fills an H200) it is one kernel whose heads loop stores dq's
+    # gradient and whose groups loop stores k's; NVRTC compiles it.
+    cfg = rv.sized("qwen2_5_7b_hf", 4096)
+    fwd = rv.forward_inputs(cfg)
+    with FusionDefinition() as fd:
+        rv.define_backward(fd, cfg)
+    ins = rv.backward_inputs(cfg, fwd=fwd)
+    codes = fd.cuda_code_for(ins)
+    assert len(codes) == 1
+    assert codes[0].count("in this loop") == 2
+    # Without loop outputs the chain of sums is still one kernel.
+    monkeypatch.setenv("NVFUSER_DISABLE", "loop_outputs")
+    codes = fd.cuda_code_for(ins)
+    assert len(codes) == 1
+    assert "in this loop" not in codes[0]
 
 
 @pytest.mark.parametrize("name,mode,marker", [

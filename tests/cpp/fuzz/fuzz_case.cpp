@@ -91,7 +91,14 @@ FuzzOutcome runFuzzCase(uint64_t seed, int maxOps, bool compileKernels,
     policies.resize(1);
   }
   for (const char* disable : policies) {
-    Options options = Options();
+    // Every fourth seed plans for a GPU of one SM of 32 threads: the plans
+    // that need a large problem on a full GPU (loop outputs) with the
+    // fuzzer's small tensors.
+    // Every fourth seed, from 2, tiles transposes of any size.
+    Options options = seed % 4 == 3   ? Options().withDevice(1, 32)
+                      : seed % 4 == 2 ? Options().withOverrides(
+                                            {"transpose_tiles_everywhere"}, {})
+                                      : Options();
     if (*disable != '\0') {
       options = options.withOverrides({}, {disable});
     }
@@ -112,7 +119,9 @@ FuzzOutcome runFuzzCase(uint64_t seed, int maxOps, bool compileKernels,
           {"on one cat position", &FuzzOutcome::interleavedCatKernels},
           {"// lane table", &FuzzOutcome::laneTableKernels},
           {"nvf_group", &FuzzOutcome::slotGroupKernels},
-          {"reductions in one loop", &FuzzOutcome::sharedLoopKernels}};
+          {"reductions in one loop", &FuzzOutcome::sharedLoopKernels},
+          {"in this loop", &FuzzOutcome::loopOutputKernels},
+          {"staged in shared memory", &FuzzOutcome::transposeKernels}};
       for (const auto& kernel : runtime.kernels()) {
         for (const auto& [marker, count] : kMarkers) {
           if (kernel && *disable == '\0' &&

@@ -23,6 +23,9 @@ struct FuzzOutcome {
   // with reductions sharing a loop.
   int64_t slotGroupKernels = 0;
   int64_t sharedLoopKernels = 0;
+  // Kernels storing outputs inside a reduction's loop (loop_outputs.h).
+  int64_t loopOutputKernels = 0;
+  int64_t transposeKernels = 0;  // shared-memory tiles (transpose_plan.h)
   bool symbolic = false;   // ran through its symbolic twin (symbolic_twin.h)
   std::string reproducer;  // Python script of the fusion
 };

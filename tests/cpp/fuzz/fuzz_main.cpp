@@ -1,15 +1,19 @@
 // fuzz_fusions: differential fuzzing of the segmenter and codegen.
 //
 //   fuzz_fusions [--count N] [--seed S] [--ops K] [--compile-every M]
-//                [--device cuda|emu]
+//                [--device cuda|emu] [--features list]
 //
 // Runs N random fusions from seed S on, under every forwarding policy,
 // against the unsegmented ATen evaluation. For each failure it prints the
 // seed, the smallest op count that still fails, and a Python reproducer.
+// --features list prints, per seed, the kinds of kernels it built (the
+// counts of the summary line): how tests pick seeds that exercise one.
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <string>
+#include <utility>
 
 #include "fuzz_case.h"
 
@@ -22,6 +26,7 @@ int main(int argc, char** argv) {
   uint64_t compileEvery = 0;
   bool cuda = false;
   bool emulate = false;
+  bool listFeatures = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--count")) {
       count = std::strtoull(argv[i + 1], nullptr, 10);
@@ -32,13 +37,16 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--device")) {
       cuda = !std::strcmp(argv[i + 1], "cuda");
       emulate = !std::strcmp(argv[i + 1], "emu");
+    } else if (!std::strcmp(argv[i], "--features")) {
+      listFeatures = !std::strcmp(argv[i + 1], "list");
     } else if (!std::strcmp(argv[i], "--compile-every")) {
       compileEvery = std::strtoull(argv[i + 1], nullptr, 10);
     }
   }
   auto start = std::chrono::steady_clock::now();
   uint64_t failures = 0, skipped = 0, exprs = 0, segments = 0, catOrder = 0,
-           laneTables = 0, slotGroups = 0, sharedLoops = 0;
+           laneTables = 0, slotGroups = 0, sharedLoops = 0, loopOutputs = 0,
+           transposes = 0;
   for (uint64_t s = first; s < first + count; ++s) {
     bool compile = compileEvery > 0 && s % compileEvery == 0;
     FuzzOutcome o = runFuzzCase(s, ops, compile, cuda, emulate);
@@ -52,6 +60,26 @@ int main(int argc, char** argv) {
     laneTables += o.laneTableKernels;
     slotGroups += o.slotGroupKernels;
     sharedLoops += o.sharedLoopKernels;
+    loopOutputs += o.loopOutputKernels;
+    transposes += o.transposeKernels;
+    if (listFeatures) {
+      const std::pair<const char*, int64_t> kinds[] = {
+          {"interleaved-cat order", o.interleavedCatKernels},
+          {"lane tables", o.laneTableKernels},
+          {"threads per slot", o.slotGroupKernels},
+          {"shared reduction loops", o.sharedLoopKernels},
+          {"loop outputs", o.loopOutputKernels},
+          {"transpose tiles", o.transposeKernels}};
+      std::string line;
+      for (const auto& [kind, n] : kinds) {
+        if (n > 0) {
+          line += (line.empty() ? "" : ", ") + std::to_string(n) + " " + kind;
+        }
+      }
+      if (!line.empty()) {
+        std::cout << "seed " << s << ": " << line << "\n";
+      }
+    }
     if (o.problems.empty()) {
       continue;
     }
@@ -88,7 +116,8 @@ int main(int argc, char** argv) {
             << segments << " segments (" << catOrder
             << " kernels in interleaved-cat order, " << laneTables
             << " with lane tables, " << slotGroups << " with threads per slot, "
-            << sharedLoops << " with shared reduction loops), " << secs
-            << " s\n";
+            << sharedLoops << " with shared reduction loops, " << loopOutputs
+            << " with loop outputs, " << transposes
+            << " with transpose tiles), " << secs << " s\n";
   return failures == 0 ? 0 : 1;
 }

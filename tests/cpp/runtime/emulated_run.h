@@ -3,6 +3,7 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
@@ -45,6 +46,51 @@ inline EmulatedRun runEmulatedAndAten(Fusion& f,
     run.kernels += k != nullptr;
   }
   return run;
+}
+
+// The generated code of a fusion's kernels (from `extern "C"` on, without
+// the device helpers), planned under `options` for `inputs`.
+inline std::string generatedKernels(Fusion& f,
+                                    const std::vector<at::Tensor>& inputs,
+                                    const Options& options = Options()) {
+  std::vector<RuntimeArg> args;
+  for (const at::Tensor& t : inputs) {
+    args.push_back(RuntimeArg::fromTensor(t));
+  }
+  ConcreteFusion c = concretize(f, describeArgs(f, args));
+  SegmentedRuntime runtime(segmentFusion(*c.fusion, options), args, options);
+  std::string code;
+  for (const auto& k : runtime.kernels()) {
+    if (k != nullptr) {
+      const std::string& all = k->source().code;
+      code += all.substr(all.find("extern \"C\""));
+    }
+  }
+  return code;
+}
+
+// Occurrences of `what` in `code`.
+inline size_t occurrences(const std::string& code, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = code.find(what); at != std::string::npos;
+       at = code.find(what, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+// Every output of `run` has ATen's sizes, is dense and is within `tol`
+// (relative and absolute) of ATen's values.
+inline void expectCloseToAten(const EmulatedRun& run, double tol) {
+  ASSERT_EQ(run.atenError, "");
+  ASSERT_EQ(run.outs.size(), run.ref.size());
+  for (size_t k = 0; k < run.outs.size(); ++k) {
+    EXPECT_EQ(run.outs[k].sizes(), run.ref[k].sizes()) << k;
+    EXPECT_TRUE(run.outs[k].is_contiguous()) << k;
+    EXPECT_TRUE(at::allclose(run.outs[k].to(at::kDouble),
+                             run.ref[k].to(at::kDouble), tol, tol))
+        << "output " << k;
+  }
 }
 
 // Exact equality where NaNs count as equal (integer results, inf and NaN).
