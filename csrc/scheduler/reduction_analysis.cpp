@@ -141,7 +141,6 @@ Decision addReduction(const Expr* e, bool fromReduction, int depth,
        depth >= kMaxChainedReductions)) {
     return Decision::no(exprRef(e) + " reduces a reduced value");
   }
-  info->chained = info->chained || (fromReduction && !samePass);
   if (info->reductions.empty()) {
     info->inputShape = shape;
     info->axes = axesOf(e);

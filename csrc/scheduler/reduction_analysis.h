@@ -21,9 +21,6 @@ struct ReductionInfo {
   bool innermost = false;
   // Reductions of different inputs or axes (none of them a row reduction).
   bool mixedSignatures = false;
-  // A serial reduction reads a value computed from another reduction of a
-  // different signature (computed inside its loop).
-  bool chained = false;
 };
 
 // Serial reductions one may read through (a chain of that many nested
