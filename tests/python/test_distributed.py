@@ -17,6 +17,8 @@ namespace (torch 1.13 has none of them) stays in eager.
 """
 
 import multiprocessing
+import os
+import signal
 
 import pytest
 import torch
@@ -49,14 +51,29 @@ def ranks(tmp_path_factory):
     ctx = multiprocessing.get_context("spawn")
     procs = [ctx.Process(target=dist_mlp.worker, args=(r, init, str(tmp)))
              for r in range(dist_mlp.WORLD)]
-    for p in procs:
-        p.start()
+    # A rank that hangs (seen twice in session 17, under load) prints its
+    # Python stack when we abort it: the spawned interpreters enable
+    # faulthandler from the environment they start with.
+    before = os.environ.get("PYTHONFAULTHANDLER")
+    os.environ["PYTHONFAULTHANDLER"] = "1"
+    try:
+        for p in procs:
+            p.start()
+    finally:
+        if before is None:
+            del os.environ["PYTHONFAULTHANDLER"]
+        else:
+            os.environ["PYTHONFAULTHANDLER"] = before
     try:
         for p in procs:
             p.join(JOIN_TIMEOUT_S)
         hung = [i for i, p in enumerate(procs) if p.is_alive()]
-        assert not hung, "ranks %s did not finish in %d s" % (
-            hung, JOIN_TIMEOUT_S)
+        for i in hung:
+            os.kill(procs[i].pid, signal.SIGABRT)
+            procs[i].join(10)
+        assert not hung, ("ranks %s did not finish in %d s (their stacks, "
+                          "dumped on SIGABRT, are in the captured stderr)" %
+                          (hung, JOIN_TIMEOUT_S))
     finally:
         for p in procs:
             if p.is_alive():
