@@ -121,22 +121,10 @@ Value KernelValueBuilder::load(const TensorView* tv, const Index& idx) {
     return loadLaneTable(tv, idx);
   }
   const TensorLayout& layout = layouts_.at(inputIndex_.at(tv));
-  IndexExpr at;
-  int64_t laneStride = 0;
-  bool uniformAligned = true;
-  for (size_t d = 0; d < idx.size(); ++d) {
-    const int64_t s = layout.strides[d];
-    if (s == 0 || idx[d].e.isZero()) {
-      laneStride += idx[d].lane ? s : 0;
-      continue;
-    }
-    at = at + idx[d].e * s;
-    if (idx[d].lane) {
-      laneStride += s;
-    } else {
-      uniformAligned = uniformAligned && s % lanes_ == 0;
-    }
-  }
+  const Address a = addressOf(idx, layout.strides);
+  const IndexExpr& at = a.offset;
+  const int64_t laneStride = a.laneStride;
+  const bool uniformAligned = a.aligned;
   const std::string offset = at.str();
   const std::string& pred = loadPredicate_;
   if (laneStride == 0) {
@@ -173,6 +161,26 @@ Value KernelValueBuilder::load(const TensorView* tv, const Index& idx) {
          (laneStride == 1 ? "" : " * " + std::to_string(laneStride)) + "];");
   }
   return v;
+}
+
+KernelValueBuilder::Address KernelValueBuilder::addressOf(
+    const Index& idx, const std::vector<int64_t>& strides) const {
+  Address a;
+  for (size_t d = 0; d < idx.size(); ++d) {
+    const int64_t s = strides[d];
+    if (s == 0) {
+      continue;
+    }
+    a.offset = a.offset + idx[d].e * s;
+    if (isTable(idx[d])) {
+      a.laneStride = -1;
+    } else if (idx[d].lane) {
+      a.laneStride += a.laneStride >= 0 ? s : 0;
+    } else if (!idx[d].e.isZero()) {
+      a.aligned = a.aligned && s % lanes_ == 0;
+    }
+  }
+  return a;
 }
 
 Value KernelValueBuilder::scalar(const Val* v) {

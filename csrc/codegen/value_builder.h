@@ -236,6 +236,17 @@ class KernelValueBuilder {
   // `indexType_ name = value;`, the name as an index.
   IndexExpr defineIndex(const std::string& name, const IndexExpr& value);
   Value load(const TensorView* tv, const Index& idx);
+  // Where idx lies in a tensor of `strides` (elements): the offset of lane
+  // 0's element (lane terms at their e), what consecutive lanes step by
+  // (0: one element for all; -1: a lane table), and whether the other
+  // terms keep a vector aligned. load and storeAt address alike.
+  struct Address {
+    IndexExpr offset;
+    int64_t laneStride = 0;
+    bool aligned = true;
+  };
+  Address addressOf(const Index& idx,
+                    const std::vector<int64_t>& strides) const;
   // An input the strategy has staged elsewhere (a transpose's shared
   // memory tile): its value at idx, or nullopt to load it from memory.
   virtual std::optional<Value> stagedLoad(const TensorView* /*tv*/,

@@ -113,35 +113,22 @@ void KernelValueBuilder::storeAt(size_t o, const Index& idx, Value x,
   const std::string out = "out" + std::to_string(o);
   const std::vector<int64_t> strides = denseStrides(concreteShape(tv));
   NVF_ASSERT(strides.size() == idx.size(), "rank mismatch storing ", tv->ref());
-  IndexExpr offset;
-  IndexExpr perLane;  // lane u's element
-  int64_t laneStride = 0;
-  bool aligned = true;
-  for (size_t d = 0; d < idx.size(); ++d) {
-    if (strides[d] == 0) {
-      continue;
-    }
-    offset = offset + idx[d].e * strides[d];
-    perLane = perLane + laneIndex(idx[d]) * strides[d];
-    if (isTable(idx[d])) {
-      laneStride = -1;
-    } else if (idx[d].lane && laneStride >= 0) {
-      laneStride += strides[d];
-    } else if (!idx[d].lane && !idx[d].e.isZero()) {
-      aligned = aligned && strides[d] % lanes_ == 0;
-    }
-  }
+  const Address a = addressOf(idx, strides);
   if (lanes_ == 1) {
-    line(guard + out + "[" + offset.str() + "] = " + at(x) + ";");
+    line(guard + out + "[" + a.offset.str() + "] = " + at(x) + ";");
     return;
   }
   if (!x.lane) {
     x = emit(tv->dtype(), true, x.name);
   }
-  if (laneStride == 1 && aligned) {
-    line(guard + "nvf_vstore(" + out + " + " + offset.factor() + ", " + x.name +
-         ");");
+  if (a.laneStride == 1 && a.aligned) {
+    line(guard + "nvf_vstore(" + out + " + " + a.offset.factor() + ", " +
+         x.name + ");");
     return;
+  }
+  IndexExpr perLane;  // lane u's element
+  for (size_t d = 0; d < idx.size(); ++d) {
+    perLane = perLane + laneIndex(idx[d]) * strides[d];
   }
   if (!guard.empty()) {
     line(guard + "{");

@@ -37,9 +37,6 @@ bool loopsToReduce(const Fusion& fusion);
 // launch's parameters instead of the device reading host memory.
 bool passedByValue(const Val* input);
 
-// Outputs sharing one loop domain (their shape without size-1 dims): one
-// grid-stride range of slots of up to maxVectorWidth consecutive innermost
-// elements each.
 // An output a serial-reduction family stores inside the loop of one of its
 // reductions (scheduler/loop_outputs.h): at each iteration, `source` (of
 // the reduction input's shape) at the loop's index, viewed to the output.
@@ -48,6 +45,10 @@ struct LoopOutputPlan {
   const ReductionOp* reduction = nullptr;
   const TensorView* source = nullptr;
 };
+
+// Outputs sharing one loop domain (their shape without size-1 dims): one
+// grid-stride range of slots of up to maxVectorWidth consecutive innermost
+// elements each.
 
 struct OutputFamilyPlan {
   std::vector<int64_t> loop;

@@ -5,7 +5,6 @@
 
 #include "analysis/tensor_shape.h"
 #include "ir/exprs.h"
-#include "scheduler/slot_threads.h"
 
 namespace nvfuser {
 

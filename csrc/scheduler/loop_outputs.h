@@ -35,12 +35,11 @@ std::vector<const ReductionOp*> slotReductions(const Fusion& segment,
 // common value (a fusion input, a reduced value, a pad...) through
 // elementwise ops, casts and size-1 broadcasts and squeezes of that shape
 // (so what the loop loads or computes serves both); and the family's
-// slots, with up
-// to 32 lanes each (at most the reduction's longest dim), fill half the
-// device's resident threads (a few slots looping over a large output would
-// leave it idle). Families
-// left with no outputs are dropped; the receiving family's vector width
-// fits the moved outputs' stores.
+// slots, with up to 32 lanes each (at most the reduction's longest dim),
+// fill half the device's resident threads (a few slots looping over a
+// large output would leave it idle). Families left with no outputs are
+// dropped; the receiving family's vector width fits the moved outputs'
+// stores.
 void planLoopOutputs(const Fusion& segment, const DeviceTraits& device,
                      std::vector<OutputFamilyPlan>* families);
 
