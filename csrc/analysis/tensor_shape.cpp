@@ -7,15 +7,14 @@
 
 namespace nvfuser {
 
-std::vector<int64_t> concreteShape(const TensorView* tv) {
-  std::vector<int64_t> shape;
-  for (const IterDomain& id : tv->noReductions()) {
-    Extent e = tv->fusion()->canonical(id.logicalExtent());
-    NVF_ASSERT(e.isConst(),
-               "symbolic extent in a concrete fusion: ", tv->toString());
-    shape.push_back(e.value);
+std::vector<int64_t> denseStrides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size(), 0);
+  int64_t s = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    strides[d] = shape[d] == 1 ? 0 : s;
+    s *= shape[d];
   }
-  return shape;
+  return strides;
 }
 
 int64_t numel(const TensorView* tv) {

@@ -11,9 +11,10 @@ namespace nvfuser {
 
 class PermuteOp;
 
-// Logical sizes without reduction dims; expanded dims count expanded.
-std::vector<int64_t> concreteShape(const TensorView* tv);
+// concreteShape(tv): ir/val.h.
 int64_t numel(const TensorView* tv);
+// Row-major strides of a dense tensor (0 for size-1 dims).
+std::vector<int64_t> denseStrides(const std::vector<int64_t>& shape);
 // Bytes the tensor takes when materialized densely.
 int64_t denseBytes(const TensorView* tv);
 // The sizes with every size-1 dim removed.

@@ -17,16 +17,6 @@
 
 namespace nvfuser {
 
-std::vector<int64_t> denseStrides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> strides(shape.size(), 0);
-  int64_t s = 1;
-  for (size_t d = shape.size(); d-- > 0;) {
-    strides[d] = shape[d] == 1 ? 0 : s;
-    s *= shape[d];
-  }
-  return strides;
-}
-
 KernelSource generateKernel(const Fusion& fusion, const KernelPlan& plan,
                             const std::string& name,
                             const std::vector<TensorLayout>& layouts,

@@ -30,9 +30,6 @@ struct TensorLayout {
   }
 };
 
-// Row-major strides of a dense tensor (0 for size-1 dims).
-std::vector<int64_t> denseStrides(const std::vector<int64_t>& shape);
-
 // Outputs sharing one loop domain, covered by `slots` slots of
 // `vectorWidth` elements each.
 struct OutputFamily {

@@ -3,6 +3,7 @@
 // iteration, from the values the loop already loaded.
 #include <algorithm>
 
+#include "analysis/dim_maps.h"
 #include "analysis/tensor_shape.h"
 #include "codegen/value_builder.h"
 #include "exceptions.h"
@@ -65,35 +66,11 @@ Index KernelValueBuilder::viewedIndex(const std::vector<const Expr*>& views,
                                       Index idx) {
   for (const Expr* e : views) {
     switch (e->type()) {
-      case ExprType::Permute: {
-        const auto& perm = exprAs<PermuteOp>(e)->perm();
-        Index out(perm.size());
-        for (size_t i = 0; i < perm.size(); ++i) {
-          out[i] = idx[perm[i]];
-        }
-        idx = out;
+      case ExprType::Permute:
+      case ExprType::Squeeze:
+      case ExprType::Broadcast:
+        idx = consumerDims(e, idx, Ix{IndexExpr(), false});
         break;
-      }
-      case ExprType::Squeeze: {
-        Index out;
-        const auto& squeezed = exprAs<SqueezeOp>(e)->isSqueezed();
-        for (size_t d = 0; d < squeezed.size(); ++d) {
-          if (!squeezed[d]) {
-            out.push_back(idx[d]);
-          }
-        }
-        idx = out;
-        break;
-      }
-      case ExprType::Broadcast: {
-        Index out;
-        size_t next = 0;
-        for (bool added : exprAs<BroadcastOp>(e)->isBroadcastDim()) {
-          out.push_back(added ? Ix{IndexExpr(), false} : idx[next++]);
-        }
-        idx = out;
-        break;
-      }
       case ExprType::Reshape:
         // Row-major both ways: the input's index maps to the output's as
         // an output's maps to its input.

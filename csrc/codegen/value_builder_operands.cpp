@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "analysis/dim_maps.h"
 #include "analysis/op_cost.h"
 #include "analysis/tensor_shape.h"
 #include "codegen/value_builder.h"
@@ -33,32 +34,10 @@ Index KernelValueBuilder::remappedIndex(const Expr* e, const Val* v,
                                         const Index& idx) {
   const TensorView* in = e->input(0)->asTensor();
   switch (e->type()) {
-    case ExprType::Broadcast: {
-      const auto& mask = exprAs<BroadcastOp>(e)->isBroadcastDim();
-      Index out;
-      for (size_t d = 0; d < mask.size(); ++d) {
-        if (!mask[d]) {
-          out.push_back(idx[d]);
-        }
-      }
-      return out;
-    }
-    case ExprType::Permute: {
-      const auto& perm = exprAs<PermuteOp>(e)->perm();
-      Index out(perm.size());
-      for (size_t i = 0; i < perm.size(); ++i) {
-        out[perm[i]] = idx[i];
-      }
-      return out;
-    }
-    case ExprType::Squeeze: {
-      Index out;
-      size_t next = 0;
-      for (bool squeezed : exprAs<SqueezeOp>(e)->isSqueezed()) {
-        out.push_back(squeezed ? Ix{IndexExpr(), false} : idx[next++]);
-      }
-      return out;
-    }
+    case ExprType::Broadcast:
+    case ExprType::Permute:
+    case ExprType::Squeeze:
+      return operandDims(e, idx, Ix{IndexExpr(), false});
     case ExprType::Reshape:
       return reshapeIndex(concreteShape(v->asTensor()), concreteShape(in), idx);
     case ExprType::Slice:

@@ -14,16 +14,8 @@ namespace {
 // Ops whose output element at an index is computed from their operands at
 // the same index.
 bool sameIndexElementwise(const Expr* e) {
-  switch (e->type()) {
-    case ExprType::Unary:
-    case ExprType::Binary:
-    case ExprType::Ternary:
-    case ExprType::LoadStore:
-      break;
-    default:
-      return false;
-  }
-  if (e->outputs().size() != 1 || !e->output(0)->isTensor()) {
+  if (!isElementwise(e) || e->outputs().size() != 1 ||
+      !e->output(0)->isTensor()) {
     return false;
   }
   const std::vector<int64_t> shape = concreteShape(e->output(0)->asTensor());

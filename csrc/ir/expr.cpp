@@ -40,4 +40,16 @@ std::string Expr::toString() const {
   return os.str();
 }
 
+bool isElementwise(const Expr* e) {
+  switch (e->type()) {
+    case ExprType::Unary:
+    case ExprType::Binary:
+    case ExprType::Ternary:
+    case ExprType::LoadStore:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace nvfuser

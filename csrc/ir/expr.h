@@ -75,6 +75,10 @@ class Expr {
   std::vector<Val*> outputs_;
 };
 
+// Unary, binary and ternary ops and sets: each output element is computed
+// from the operands' elements at its own index (broadcast operands aside).
+bool isElementwise(const Expr* e);
+
 // Checked downcast: `exprAs<SliceOp>(e)` returns nullptr for other types.
 template <typename T>
 const T* exprAs(const Expr* e) {

@@ -205,4 +205,15 @@ std::string Scalar::toString() const {
   return os.str();
 }
 
+std::vector<int64_t> concreteShape(const TensorView* tv) {
+  std::vector<int64_t> shape;
+  for (const IterDomain& id : tv->noReductions()) {
+    Extent e = tv->fusion()->canonical(id.logicalExtent());
+    NVF_ASSERT(e.isConst(),
+               "symbolic extent in a concrete fusion: ", tv->toString());
+    shape.push_back(e.value);
+  }
+  return shape;
+}
+
 }  // namespace nvfuser

@@ -95,6 +95,10 @@ class TensorView : public Val {
   bool isCpuScalar_ = false;
 };
 
+// Logical sizes without reduction dims of a tensor whose extents are all
+// constant (a concrete fusion); expanded dims count expanded.
+std::vector<int64_t> concreteShape(const TensorView* tv);
+
 // A Python bool, int, float or complex.
 using ScalarValue = std::variant<bool, int64_t, double, std::complex<double>>;
 

@@ -2,7 +2,6 @@
 
 #include <cmath>
 
-#include "analysis/tensor_shape.h"
 #include "exceptions.h"
 #include "ir/list_string.h"
 #include "ops/op_utils.h"

@@ -14,18 +14,6 @@ namespace {
 // segment past it keeps its families).
 constexpr size_t kMaxWalk = 512;
 
-bool isElementwise(const Expr* e) {
-  switch (e->type()) {
-    case ExprType::Unary:
-    case ExprType::Binary:
-    case ExprType::Ternary:
-    case ExprType::LoadStore:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool isView(const Expr* e) {
   switch (e->type()) {
     case ExprType::LoadStore:

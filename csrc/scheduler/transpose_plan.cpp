@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "analysis/dim_maps.h"
 #include "analysis/tensor_shape.h"
 #include "ir/exprs.h"
 
@@ -23,50 +24,22 @@ bool operandLabels(const Expr* e, const Labels& out,
     }
     return l;
   };
+  if (isElementwise(e) || e->type() == ExprType::Expand) {
+    for (const Val* in : e->inputs()) {
+      if (in->isTensor()) {
+        if (in->asTensor()->nDims() != static_cast<int64_t>(out.size())) {
+          return false;
+        }
+        operands->emplace_back(in, sized(in->asTensor(), out));
+      }
+    }
+    return true;
+  }
+  if (movesDimsOnly(e)) {
+    operands->emplace_back(e->input(0), operandDims(e, out, int64_t{-1}));
+    return true;
+  }
   switch (e->type()) {
-    case ExprType::Unary:
-    case ExprType::Binary:
-    case ExprType::Ternary:
-    case ExprType::LoadStore:
-    case ExprType::Expand:
-      for (const Val* in : e->inputs()) {
-        if (in->isTensor()) {
-          if (in->asTensor()->nDims() != static_cast<int64_t>(out.size())) {
-            return false;
-          }
-          operands->emplace_back(in, sized(in->asTensor(), out));
-        }
-      }
-      return true;
-    case ExprType::Permute: {
-      const auto& perm = exprAs<PermuteOp>(e)->perm();
-      Labels in(perm.size());
-      for (size_t i = 0; i < perm.size(); ++i) {
-        in[perm[i]] = out[i];
-      }
-      operands->emplace_back(e->input(0), in);
-      return true;
-    }
-    case ExprType::Broadcast: {
-      Labels in;
-      const auto& added = exprAs<BroadcastOp>(e)->isBroadcastDim();
-      for (size_t d = 0; d < added.size(); ++d) {
-        if (!added[d]) {
-          in.push_back(out[d]);
-        }
-      }
-      operands->emplace_back(e->input(0), in);
-      return true;
-    }
-    case ExprType::Squeeze: {
-      Labels in;
-      size_t next = 0;
-      for (bool squeezed : exprAs<SqueezeOp>(e)->isSqueezed()) {
-        in.push_back(squeezed ? -1 : out[next++]);
-      }
-      operands->emplace_back(e->input(0), in);
-      return true;
-    }
     case ExprType::Full:
     case ExprType::Iota:
     case ExprType::Rng:
@@ -118,15 +91,8 @@ bool labelValues(const Fusion& segment, std::map<const Val*, Labels>* labels) {
 // The dim whose stride is 1 (extent > 1), or -1.
 int64_t contiguousDim(const TensorView* tv, const std::vector<int64_t>& given) {
   const std::vector<int64_t> shape = concreteShape(tv);
-  std::vector<int64_t> strides = given;
-  if (strides.empty()) {  // dense
-    strides.assign(shape.size(), 0);
-    int64_t s = 1;
-    for (size_t d = shape.size(); d-- > 0;) {
-      strides[d] = s;
-      s *= shape[d];
-    }
-  }
+  const std::vector<int64_t> strides =
+      given.empty() ? denseStrides(shape) : given;  // none given: dense
   for (size_t d = shape.size(); d-- > 0;) {
     if (shape[d] > 1 && strides[d] == 1) {
       return static_cast<int64_t>(d);

@@ -3,6 +3,7 @@
 // overflowed the generator's stack).
 #include <gtest/gtest.h>
 
+#include "analysis/tensor_shape.h"
 #include "codegen/kernel_codegen.h"
 #include "ir/python_printer.h"
 #include "ops/arith.h"
