@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "analysis/tensor_shape.h"
+#include "codegen/lane_proof.h"
 #include "codegen/op_emitter.h"
 #include "codegen/pointwise_kernel_generator.h"
 #include "codegen/rng_device_helpers.h"
@@ -17,33 +18,42 @@
 
 namespace nvfuser {
 
-KernelSource generateKernel(const Fusion& fusion, const KernelPlan& plan,
-                            const std::string& name,
-                            const std::vector<TensorLayout>& layouts,
-                            KernelCodegenOptions options) {
-  std::unique_ptr<codegen_detail::KernelValueBuilder> generator;
+namespace codegen_detail {
+std::unique_ptr<KernelValueBuilder> makeKernelGenerator(
+    const Fusion& fusion, const KernelPlan& plan,
+    const std::vector<TensorLayout>& layouts, KernelCodegenOptions options) {
+  std::unique_ptr<KernelValueBuilder> generator;
   switch (plan.strategy) {
     case KernelStrategy::Pointwise:
-      generator = std::make_unique<codegen_detail::PointwiseKernelGenerator>(
-          fusion, plan, layouts, options);
+      generator = std::make_unique<PointwiseKernelGenerator>(fusion, plan,
+                                                             layouts, options);
       break;
     case KernelStrategy::SerialReduction:
-      generator =
-          std::make_unique<codegen_detail::SerialReductionKernelGenerator>(
-              fusion, plan, layouts, options);
+      generator = std::make_unique<SerialReductionKernelGenerator>(
+          fusion, plan, layouts, options);
       break;
     case KernelStrategy::Rows:
-      generator = std::make_unique<codegen_detail::RowKernelGenerator>(
-          fusion, plan, layouts, options);
+      generator =
+          std::make_unique<RowKernelGenerator>(fusion, plan, layouts, options);
       break;
     case KernelStrategy::Transpose:
-      generator = std::make_unique<codegen_detail::TransposeKernelGenerator>(
-          fusion, plan, layouts, options);
+      generator = std::make_unique<TransposeKernelGenerator>(fusion, plan,
+                                                             layouts, options);
       break;
   }
   NVF_ASSERT(generator != nullptr, "no generator for ",
              toString(plan.strategy));
-  return generator->generate(name);
+  return generator;
+}
+
+}  // namespace codegen_detail
+
+KernelSource generateKernel(const Fusion& fusion, const KernelPlan& plan,
+                            const std::string& name,
+                            const std::vector<TensorLayout>& layouts,
+                            KernelCodegenOptions options) {
+  return codegen_detail::makeKernelGenerator(fusion, plan, layouts, options)
+      ->generate(name);
 }
 
 KernelSource generateKernel(const Fusion& fusion, const std::string& name,
@@ -57,6 +67,9 @@ KernelSource generateKernel(const Fusion& fusion, const std::string& name,
     for (const TensorLayout& l : layouts) {
       withStrides.inputStrides.push_back(l.strides);
     }
+  }
+  if (withStrides.laneProof == nullptr) {
+    withStrides.laneProof = generatorLaneProof(options);
   }
   Decision d = planKernel(type, fusion, &plan, withStrides);
   NVF_CHECK_KIND(d.ok(), Internal, "no ", toString(type),

@@ -17,8 +17,8 @@ KernelSource KernelValueBuilder::beginKernel(const std::string& name,
   std::vector<int> covered(fusion_.outputs().size(), 0);
   for (const OutputFamilyPlan& planned : plan_.families) {
     const int64_t inner = planned.loop.empty() ? 1 : planned.loop.back();
-    NVF_ASSERT(inner % planned.maxVectorWidth == 0, "the plan's ",
-               planned.maxVectorWidth, " lanes do not divide ", inner);
+    NVF_ASSERT(inner % planned.vectorWidth == 0, "the plan's ",
+               planned.vectorWidth, " lanes do not divide ", inner);
     for (size_t o : planned.outputs) {
       ++covered.at(o);
     }
@@ -29,6 +29,8 @@ KernelSource KernelValueBuilder::beginKernel(const std::string& name,
     f.loop = planned.loop;
     f.outputs = planned.outputs;
     f.numel = planned.numel;
+    f.vectorWidth = planned.vectorWidth;
+    f.slots = planned.numel / planned.vectorWidth;
     f.threadsPerSlot = planned.threadsPerSlot;
     f.loopOutputs = planned.loopOutputs;
     NVF_ASSERT(f.threadsPerSlot == 1 ||

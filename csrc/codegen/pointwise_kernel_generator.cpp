@@ -17,27 +17,35 @@ namespace codegen_detail {
 KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
   std::string params;
   KernelSource ks = beginKernel(name, &params);
-  std::vector<std::string> bodies = provenFamilyBodies(ks);
+  std::vector<std::string> bodies = plannedFamilyBodies(ks);
   return slotKernel(std::move(ks), params, bodies);
 }
 
-std::vector<std::string> PointwiseKernelGenerator::provenFamilyBodies(
-    KernelSource& ks) {
+bool PointwiseKernelGenerator::provesLanes(size_t f, std::string* why) {
+  std::string params;
+  KernelSource ks = beginKernel("lane_proof", &params);
+  try {
+    familyBody(ks.families.at(f), ks.families.at(f).vectorWidth);
+    return true;
+  } catch (const NotVectorizable& e) {
+    *why = e.why;
+    return false;
+  }
+}
+
+std::vector<std::string> PointwiseKernelGenerator::plannedFamilyBodies(
+    const KernelSource& ks) {
   std::vector<std::string> bodies;
-  for (size_t f = 0; f < ks.families.size(); ++f) {
-    bodies.push_back(provenFamilyBody(ks.families[f], f));
+  for (const OutputFamily& fam : ks.families) {
+    bodies.push_back(plannedFamilyBody(fam));
   }
   return bodies;
 }
 
-std::string PointwiseKernelGenerator::provenFamilyBody(OutputFamily& fam,
-                                                       size_t f) {
-  int64_t v = plan_.families.at(f).maxVectorWidth;
-  std::string body =
-      widestProvenBody(v, [&](int64_t w) { return familyBody(fam, w); });
-  fam.vectorWidth = v;
-  fam.slots = fam.numel / v;
-  return body;
+std::string PointwiseKernelGenerator::plannedFamilyBody(
+    const OutputFamily& fam) {
+  return plannedBody(fam.vectorWidth,
+                     [&] { return familyBody(fam, fam.vectorWidth); });
 }
 
 KernelSource PointwiseKernelGenerator::slotKernel(
@@ -61,9 +69,11 @@ KernelSource PointwiseKernelGenerator::slotKernel(
     if (ks.families.size() > 1) {
       loopBody << "    " << (f == 0 ? "if" : "} else if") << " (slot < " << end
                << ") {  // family " << f << ": " << fam.outputs.size()
-               << " output(s), " << fam.vectorWidth << " lane(s)\n";
+               << " output(s), " << fam.vectorWidth << " lane(s)"
+               << narrowedNote(f) << "\n";
     } else {
-      loopBody << "    {\n";
+      loopBody << "    {" << (narrowedNote(f).empty() ? "" : " //")
+               << narrowedNote(f) << "\n";
     }
     const std::string rel = begin == "0" ? "slot" : "(slot - " + begin + ")";
     loopBody << "      " << indexType_ << " s = " << rel
@@ -158,8 +168,13 @@ void PointwiseKernelGenerator::writeOutput(
   line(storer + "nvf_vstore(" + out + " + i, " + x.name + ");");
 }
 
+std::string PointwiseKernelGenerator::narrowedNote(size_t f) const {
+  const std::string& why = plan_.families.at(f).narrowedBecause;
+  return why.empty() ? "" : " (" + why + ")";
+}
+
 // The plan's slot order (scheduler/interleaved_cat.h: catSlotOrder) at the
-// family's proven width, as a remap of s.
+// family's width, as a remap of s.
 std::string PointwiseKernelGenerator::interleavedCatOrder(
     const OutputFamily& fam) const {
   const InterleavedCat* digit = nullptr;

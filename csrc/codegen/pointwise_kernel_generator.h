@@ -18,13 +18,15 @@ class PointwiseKernelGenerator : public KernelValueBuilder {
   using KernelValueBuilder::KernelValueBuilder;
 
   KernelSource generate(const std::string& name) override;
+  bool provesLanes(size_t f, std::string* why) override;
 
  protected:
-  // Family f's body at the widest width it proves (from the plan's), and
-  // that width and its slots set in fam.
-  std::string provenFamilyBody(OutputFamily& fam, size_t f);
-  // provenFamilyBody of every family, in order.
-  std::vector<std::string> provenFamilyBodies(KernelSource& ks);
+  // Each family's body at the plan's width, in order.
+  std::vector<std::string> plannedFamilyBodies(const KernelSource& ks);
+  std::string plannedFamilyBody(const OutputFamily& fam);
+  // " (8 lanes do not hold: why)" where the lane proof narrowed family f,
+  // else "".
+  std::string narrowedNote(size_t f) const;
   // The body of one family for slot-relative element index `i`, with v
   // lanes; throws NotVectorizable when v lanes cannot be proven contiguous.
   std::string familyBody(const OutputFamily& family, int64_t v);

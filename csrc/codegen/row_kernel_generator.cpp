@@ -11,19 +11,33 @@
 namespace nvfuser {
 namespace codegen_detail {
 
+void RowKernelGenerator::takeLaunch() {
+  persistent_ = plan_.rowLaunch.persistent;
+  persistentVectors_ = plan_.rowLaunch.vectorsPerThread;
+  persistentStride_ = plan_.rowLaunch.stride;
+}
+
+bool RowKernelGenerator::provesLanes(size_t, std::string* why) {
+  std::string params;
+  beginKernel("lane_proof", &params);
+  takeLaunch();
+  try {
+    rowBody(plan_.rows, plan_.rowVectorWidth);
+    return true;
+  } catch (const NotVectorizable& e) {
+    *why = e.why;
+    return false;
+  }
+}
+
 KernelSource RowKernelGenerator::generate(const std::string& name) {
   std::string params;
   KernelSource ks = beginKernel(name, &params);
   const RowReductionPlan& plan = plan_.rows;
-  int64_t v = plan_.rowVectorWidth;
-  RowLaunch launch;
-  std::string body = widestProvenBody(v, [&](int64_t w) {
-    launch = rowLaunch(plan, w);
-    persistent_ = launch.persistent;
-    persistentVectors_ = launch.vectorsPerThread;
-    persistentStride_ = launch.stride;
-    return rowBody(plan, w);
-  });
+  const int64_t v = plan_.rowVectorWidth;
+  const RowLaunch& launch = plan_.rowLaunch;
+  takeLaunch();
+  std::string body = plannedBody(v, [&] { return rowBody(plan, v); });
   for (OutputFamily& fam : ks.families) {
     fam.vectorWidth = v;
     fam.slots = plan.numRows;
@@ -52,7 +66,11 @@ KernelSource RowKernelGenerator::generate(const std::string& name) {
        << ") {\n"
        << "  __shared__ double nvf_smem[64];  // two buffers of 32 warps\n"
        << columnSumPrologue(plan) << "  // one block per row of "
-       << plan.rowLength << " elements, " << v << " lane(s) per thread\n"
+       << plan.rowLength << " elements, " << v << " lane(s) per thread"
+       << (plan_.families.at(0).narrowedBecause.empty()
+               ? ""
+               : " (" + plan_.families.at(0).narrowedBecause + ")")
+       << "\n"
        << "  for (" << indexType_ << " row = blockIdx.x; row < " << plan.numRows
        << "; row += gridDim.x) {\n"
        << body << "  }\n"

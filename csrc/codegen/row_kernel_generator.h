@@ -35,6 +35,7 @@ class RowKernelGenerator : public KernelValueBuilder {
   using KernelValueBuilder::KernelValueBuilder;
 
   KernelSource generate(const std::string& name) override;
+  bool provesLanes(size_t f, std::string* why) override;
 
  protected:
   // A reduced value has one key per row: the row plan admits only uses
@@ -47,6 +48,8 @@ class RowKernelGenerator : public KernelValueBuilder {
   Value reduce(const Expr* e, const Val* v, const Index& idx) override;
 
  private:
+  // The plan's row launch into the members below.
+  void takeLaunch();
   // The per-row loop body with v lanes.
   std::string rowBody(const RowReductionPlan& plan, int64_t v);
   // Column sums (row_reduction_plan.h; row_column_sums.cpp): the adds of

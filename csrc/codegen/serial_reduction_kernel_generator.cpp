@@ -14,22 +14,38 @@ namespace codegen_detail {
 KernelSource SerialReductionKernelGenerator::generate(const std::string& name) {
   std::string params;
   KernelSource ks = beginKernel(name, &params);
-  std::vector<std::string> bodies = provenFamilyBodies(ks);
+  takeSplit(ks);
+  if (split_ > 1) {
+    std::string body = plannedFamilyBody(ks.families[0]);  // chunked loops
+    return generateSplit(std::move(ks), params, body);
+  }
+  return slotKernel(std::move(ks), params, plannedFamilyBodies(ks));
+}
+
+bool SerialReductionKernelGenerator::provesLanes(size_t f, std::string* why) {
+  std::string params;
+  KernelSource ks = beginKernel("lane_proof", &params);
+  takeSplit(ks);
+  try {
+    familyBody(ks.families.at(f), ks.families.at(f).vectorWidth);
+    return true;
+  } catch (const NotVectorizable& e) {
+    *why = e.why;
+    return false;
+  }
+}
+
+void SerialReductionKernelGenerator::takeSplit(const KernelSource& ks) {
   // The plan splits only a lone sum (splittableSum): the only output, so
   // the only family.
   NVF_ASSERT(plan_.split.sum == nullptr || ks.families.size() == 1,
              "a split sum next to other output families");
-  split_ = plan_.split.sum == nullptr
-               ? 1
-               : plan_.split.factorFor(ks.families[0].slots);
+  split_ = plan_.split.sum == nullptr ? 1 : plan_.split.factor;
   if (split_ > 1) {
     splitAxis_ = plan_.split.axis;
     splitSum_ = plan_.split.sum->output(0);
     findStreamedInputs();
-    std::string body = provenFamilyBody(ks.families[0], 0);  // chunked loops
-    return generateSplit(std::move(ks), params, body);
   }
-  return slotKernel(std::move(ks), params, bodies);
 }
 
 void SerialReductionKernelGenerator::writeOutput(

@@ -19,6 +19,7 @@ class SerialReductionKernelGenerator : public PointwiseKernelGenerator {
   using PointwiseKernelGenerator::PointwiseKernelGenerator;
 
   KernelSource generate(const std::string& name) override;
+  bool provesLanes(size_t f, std::string* why) override;
 
  protected:
   // A split sum writes its chunk's partial sums (nvf_p), not the output.
@@ -32,6 +33,9 @@ class SerialReductionKernelGenerator : public PointwiseKernelGenerator {
                                const std::string& r) const override;
 
  private:
+  // The plan's split (its factor at the family's width) into split_ and
+  // the members after it.
+  void takeSplit(const KernelSource& ks);
   // Fills streamed_: inputs with as many distinct elements as the fusion's
   // largest tensor (its iteration space).
   void findStreamedInputs();

@@ -116,9 +116,9 @@ KernelSource TransposeKernelGenerator::generate(const std::string& name) {
   phase2_ = outputIndex(IndexExpr::named("nvf_a"), IndexExpr::named("nvf_b"));
   const std::string body = outputsBody();
 
-  for (OutputFamily& fam : ks.families) {
-    fam.vectorWidth = 1;
-    fam.slots = fam.numel;
+  for (const OutputFamily& fam : ks.families) {
+    NVF_ASSERT(fam.vectorWidth == 1, "a transpose plan with ", fam.vectorWidth,
+               " lanes: its threads take one element each");
   }
   ks.slots = outer * tilesA * tilesB;
   ks.block = kTile * TransposePlan::kBlockRows;

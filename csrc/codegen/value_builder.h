@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -104,17 +105,16 @@ std::string identity(ReductionOpType op, DataType t);
 std::string combine(ReductionOpType op, const std::string& acc,
                     const std::string& x);
 
-// The body of the widest lane count that `generate` can prove: v (the
-// plan's, which divides the innermost extent) halves once per
-// NotVectorizable (one lane always works). Leaves the width used in v.
+// A body at the plan's width (`generate`): the plan's widths are ones the
+// lane proof held for (scheduler/kernel_plan.h: LaneProof), so a
+// NotVectorizable here is a plan made without the proof, an internal error.
 template <typename Generate>
-std::string widestProvenBody(int64_t& v, Generate generate) {
-  for (;; v /= 2) {
-    try {
-      return generate(v);
-    } catch (const NotVectorizable&) {
-      NVF_ASSERT(v > 1, "a scalar kernel needs no proof");
-    }
+std::string plannedBody(int64_t width, Generate generate) {
+  try {
+    return generate();
+  } catch (const NotVectorizable& e) {
+    NVF_THROW(Internal, "the plan's ", width, " lanes do not hold (", e.why,
+              "): plan with a LaneProof (planKernel's options.laneProof)");
   }
 }
 
@@ -130,6 +130,10 @@ class KernelValueBuilder {
   KernelValueBuilder& operator=(const KernelValueBuilder&) = delete;
 
   virtual KernelSource generate(const std::string& name) = 0;
+  // Whether family f's body builds at the plan's width (its vectorWidth;
+  // Rows: rowVectorWidth): the lane proof (codegen/lane_proof.h). `why`
+  // gets the reason of a no.
+  virtual bool provesLanes(size_t f, std::string* why) = 0;
 
  protected:
   // The kernel source before its code: name, the plan's families (checked
@@ -443,6 +447,11 @@ class KernelValueBuilder {
   // L1.
   std::set<const TensorView*> streamed_;
 };
+
+// The generator of plan.strategy (kernel_codegen.cpp).
+std::unique_ptr<KernelValueBuilder> makeKernelGenerator(
+    const Fusion& fusion, const KernelPlan& plan,
+    const std::vector<TensorLayout>& layouts, KernelCodegenOptions options);
 
 }  // namespace codegen_detail
 }  // namespace nvfuser

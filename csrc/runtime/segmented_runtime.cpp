@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "analysis/tensor_shape.h"
+#include "codegen/lane_proof.h"
 #include "exceptions.h"
 #include "runtime/aten_evaluator.h"
 #include "runtime/cuda_driver.h"
@@ -104,6 +105,7 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
     planOptions.transposeMinExtent = 2;
   }
   planOptions.device = deviceTraits(args, options);
+  planOptions.laneProof = generatorLaneProof(codegen);
   const Fusion& complete = segmented_->completeFusion();
   std::unordered_map<const Val*, size_t> lastUse;
   for (size_t i = 0; i < segmented_->groups().size(); ++i) {

@@ -1,6 +1,8 @@
 #include "scheduler/kernel_launch.h"
 
 #include <algorithm>
+#include <limits>
+#include <numeric>
 
 #include "analysis/tensor_shape.h"
 #include "scheduler/scheduler.h"
@@ -57,8 +59,22 @@ bool passedByValue(const Val* input) {
   return !input->isTensor() || input->asTensor()->isCpuScalar();
 }
 
+namespace {
+// The widest vector any of `outputs` may take.
+int64_t capOf(const std::vector<size_t>& outputs, const WidthCaps& caps) {
+  int64_t cap = std::numeric_limits<int64_t>::max();
+  for (size_t o : outputs) {
+    if (auto c = caps.find(o); c != caps.end()) {
+      cap = std::min(cap, c->second);
+    }
+  }
+  return cap;
+}
+}  // namespace
+
 std::vector<OutputFamilyPlan> planOutputFamilies(const Fusion& segment,
-                                                 bool vectorize) {
+                                                 bool vectorize,
+                                                 const WidthCaps& widthCaps) {
   std::vector<OutputFamilyPlan> families;
   for (size_t o = 0; o < segment.outputs().size(); ++o) {
     const TensorView* tv = segment.outputs()[o]->asTensor();
@@ -67,7 +83,7 @@ std::vector<OutputFamilyPlan> planOutputFamilies(const Fusion& segment,
         std::find_if(families.begin(), families.end(),
                      [&](const OutputFamilyPlan& f) { return f.loop == loop; });
     if (fam == families.end()) {
-      families.push_back(OutputFamilyPlan{loop, {}, numel(tv), 1, 1, {}});
+      families.push_back(OutputFamilyPlan{loop, {}, numel(tv), 1, {}, 1, {}});
       fam = families.end() - 1;
     }
     fam->outputs.push_back(o);
@@ -88,13 +104,14 @@ std::vector<OutputFamilyPlan> planOutputFamilies(const Fusion& segment,
     if (reduction) {
       v = std::min<int64_t>(v, 16 / in.narrowest);
     }
-    fam.maxVectorWidth = dividing(v, fam.loop.empty() ? 1 : fam.loop.back());
+    v = std::min(v, capOf(fam.outputs, widthCaps));
+    fam.vectorWidth = dividing(v, fam.loop.empty() ? 1 : fam.loop.back());
   }
   return families;
 }
 
 int64_t rowVectorWidth(const Fusion& segment, const RowReductionPlan& rows,
-                       bool vectorize) {
+                       bool vectorize, const WidthCaps& widthCaps) {
   if (!vectorize) {
     return 1;
   }
@@ -112,7 +129,9 @@ int64_t rowVectorWidth(const Fusion& segment, const RowReductionPlan& rows,
   const int64_t v = outBytes > 0
                         ? std::min<int64_t>(16 / outBytes, 64 / in.widest)
                         : std::max<int64_t>(16 / in.widest, 1);
-  return dividing(v, rows.inner.back());
+  std::vector<size_t> all(segment.outputs().size());
+  std::iota(all.begin(), all.end(), 0);
+  return dividing(std::min(v, capOf(all, widthCaps)), rows.inner.back());
 }
 
 SplitSumPlan planSplitSum(const ReductionOp* sum, const DeviceTraits& device) {

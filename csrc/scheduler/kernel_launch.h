@@ -1,14 +1,14 @@
 // How a planned kernel covers its work on the GPU: its output families and
-// their widest vectors, the split of a lone sum over threads and blocks,
-// persistent or looping rows, and unroll depth. The plan (kernel_plan.h)
-// holds the families, widths and split; the numbers that depend on the
-// vector width the generator ends up with (it may only narrow a vector
-// where the input layout it is specialized to cannot keep the lanes
-// contiguous) are the rules here, evaluated by the generator at that
-// width: the split factor, a row kernel's launch, the unroll depth.
+// their vectors, the split of a lone sum over threads and blocks,
+// persistent or looping rows, and unroll depth. planKernel (kernel_plan.h)
+// evaluates these rules at the widths the generator's lane proof holds
+// for, and the plan carries the results; the generator takes them as
+// they are.
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "ir/exprs.h"
@@ -47,14 +47,19 @@ struct LoopOutputPlan {
 };
 
 // Outputs sharing one loop domain (their shape without size-1 dims): one
-// grid-stride range of slots of up to maxVectorWidth consecutive innermost
-// elements each.
+// grid-stride range of slots of vectorWidth consecutive innermost elements
+// each.
 
 struct OutputFamilyPlan {
   std::vector<int64_t> loop;
   std::vector<size_t> outputs;  // indices into the fusion's outputs
   int64_t numel = 0;
-  int64_t maxVectorWidth = 1;
+  // The widest the family's bytes allow (16-byte stores, loads of at most
+  // 64 bytes), capped where the lane proof did not hold for a wider one.
+  int64_t vectorWidth = 1;
+  // Why a wider vector did not hold ("8 lanes do not hold: a pad boundary
+  // at 1"), for the kernel's comments; empty when the bytes decided.
+  std::string narrowedBecause;
   // Adjacent threads that share each slot, splitting its outermost serial
   // reduction loops (slot_threads.h); 1 for pointwise kernels.
   int64_t threadsPerSlot = 1;
@@ -67,13 +72,17 @@ struct OutputFamilyPlan {
 // up to four 16-byte chunks (int64 position ids next to bf16 outputs). A
 // kernel that reduces reads far more than it writes: its lanes follow
 // 16-byte loads of the narrowest input instead (up to 32-byte stores).
+// widthCaps: per output, the widest vector its family may take (the lane
+// proof's answers so far; absent: no cap).
+using WidthCaps = std::map<size_t, int64_t>;
 std::vector<OutputFamilyPlan> planOutputFamilies(const Fusion& segment,
-                                                 bool vectorize);
+                                                 bool vectorize,
+                                                 const WidthCaps& widthCaps);
 
 // The widest vector of a row kernel: from the full-row outputs' 16-byte
 // stores; with row-shaped outputs only, from the inputs' 16-byte loads.
 int64_t rowVectorWidth(const Fusion& segment, const RowReductionPlan& rows,
-                       bool vectorize);
+                       bool vectorize, const WidthCaps& widthCaps);
 
 // A lone floating-point sum whose few output vectors would not fill the
 // GPU: its longest reduced dim is split into chunks, one thread per (chunk,
@@ -86,6 +95,9 @@ struct SplitSumPlan {
   int64_t rows = 1;                  // its extent
   int64_t total = 1;                 // elements summed per output element
   int64_t targetThreads = 0;         // about 8 per core of the device
+  // Chunks of `axis` at the plan's vector width (factorFor its slots);
+  // 1: not split after all.
+  int64_t factor = 1;
   static constexpr int64_t kBlock = 256;
   static constexpr int64_t kTileVectors = 32;
 

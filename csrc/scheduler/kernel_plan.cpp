@@ -1,6 +1,9 @@
 #include "scheduler/kernel_plan.h"
 
+#include <map>
+#include <numeric>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "scheduler/family_order.h"
@@ -61,15 +64,19 @@ void planSlots(const Fusion& segment, const KernelPlanOptions& options,
 }
 
 void planRows(const Fusion& segment, const KernelPlanOptions& options,
-              KernelPlan* plan) {
+              const WidthCaps& caps, KernelPlan* plan) {
   plan->strategy = KernelStrategy::Rows;
   plan->capRegisters = true;
-  plan->rowVectorWidth = rowVectorWidth(segment, plan->rows, options.vectorize);
+  plan->rowVectorWidth =
+      rowVectorWidth(segment, plan->rows, options.vectorize, caps);
+  plan->rowLaunch = rowLaunch(plan->rows, plan->rowVectorWidth);
 }
-}  // namespace
 
-Decision planKernel(SchedulerType type, const Fusion& segment, KernelPlan* plan,
-                    const KernelPlanOptions& options) {
+// The plan at the widths `caps` allow, every width-dependent rule
+// evaluated at them.
+Decision planAtWidths(SchedulerType type, const Fusion& segment,
+                      const KernelPlanOptions& options, const WidthCaps& caps,
+                      KernelPlan* plan) {
   *plan = KernelPlan();
   if (Decision d = generatedKernelFits(segment); !d) {
     return d;
@@ -77,7 +84,7 @@ Decision planKernel(SchedulerType type, const Fusion& segment, KernelPlan* plan,
   if (Decision d = planRowReduction(segment, &plan->rows); !d) {
     return d;
   }
-  plan->families = planOutputFamilies(segment, options.vectorize);
+  plan->families = planOutputFamilies(segment, options.vectorize, caps);
   const bool reduction = reduces(segment);
   switch (type) {
     case SchedulerType::PointWise:
@@ -91,6 +98,9 @@ Decision planKernel(SchedulerType type, const Fusion& segment, KernelPlan* plan,
                   : std::nullopt) {
         plan->strategy = KernelStrategy::Transpose;
         plan->transpose = *t;
+        for (OutputFamilyPlan& f : plan->families) {
+          f.vectorWidth = 1;  // one element per thread (transpose_plan.h)
+        }
         plan->blockThreads = TransposePlan::kTile * TransposePlan::kBlockRows;
         return Decision::yes();
       }
@@ -103,11 +113,11 @@ Decision planKernel(SchedulerType type, const Fusion& segment, KernelPlan* plan,
             "an inner_persistent segment without row "
             "reductions");
       }
-      planRows(segment, options, plan);
+      planRows(segment, options, caps, plan);
       return Decision::yes();
     case SchedulerType::Reduction:
       if (plan->rows.active) {  // row sums, max, mean
-        planRows(segment, options, plan);
+        planRows(segment, options, caps, plan);
         return Decision::yes();
       }
       plan->strategy = KernelStrategy::SerialReduction;
@@ -118,6 +128,10 @@ Decision planKernel(SchedulerType type, const Fusion& segment, KernelPlan* plan,
                                        segment.exprs().end());
         plan->split =
             planSplitSum(splittableSum(outputs, exprs), options.device);
+      }
+      if (plan->split.sum != nullptr) {  // the only output, so one family
+        const OutputFamilyPlan& f = plan->families.at(0);
+        plan->split.factor = plan->split.factorFor(f.numel / f.vectorWidth);
       }
       if (options.heavyFamiliesFirst) {
         orderFamiliesByWork(segment, &plan->families);
@@ -134,6 +148,74 @@ Decision planKernel(SchedulerType type, const Fusion& segment, KernelPlan* plan,
     default:
       return Decision::no(std::string(toString(type)) +
                           " segments are not generated kernels");
+  }
+}
+
+// Where family f's width does not hold, the widest that does (halving;
+// one lane always holds), as caps on its outputs. False if every width
+// held.
+bool capUnprovenWidths(const Fusion& segment, const LaneProof& proof,
+                       const KernelPlan& plan, WidthCaps* caps,
+                       std::map<size_t, std::string>* why) {
+  const bool rows = plan.strategy == KernelStrategy::Rows;
+  const size_t families = rows ? 1 : plan.families.size();
+  bool capped = false;
+  for (size_t f = 0; f < families; ++f) {
+    KernelPlan trial = plan;
+    int64_t& width =
+        rows ? trial.rowVectorWidth : trial.families[f].vectorWidth;
+    std::string reason;
+    const int64_t planned = width;
+    while (width > 1 && !proof.holds(segment, trial, f, &reason)) {
+      width /= 2;
+      if (rows) {
+        trial.rowLaunch = rowLaunch(trial.rows, width);
+      }
+    }
+    if (width == planned) {
+      continue;
+    }
+    capped = true;
+    std::vector<size_t> outputs;
+    if (rows) {
+      outputs.resize(segment.outputs().size());
+      std::iota(outputs.begin(), outputs.end(), 0);
+    } else {
+      outputs = plan.families[f].outputs;
+      for (const LoopOutputPlan& l : plan.families[f].loopOutputs) {
+        outputs.push_back(l.output);
+      }
+    }
+    for (size_t o : outputs) {
+      int64_t& cap = caps->try_emplace(o, width).first->second;
+      cap = std::min(cap, width);
+      (*why)[o] = std::to_string(planned) + " lanes do not hold: " + reason;
+    }
+  }
+  return capped;
+}
+}  // namespace
+
+Decision planKernel(SchedulerType type, const Fusion& segment, KernelPlan* plan,
+                    const KernelPlanOptions& options) {
+  // Plan, ask the proof about every width, and plan again at the widths
+  // it held for until it holds for all: a narrower width changes what
+  // depends on it (slots per thread group, loop outputs' fill, a split's
+  // factor). Caps only shrink, so this ends (in one round almost always).
+  WidthCaps caps;
+  std::map<size_t, std::string> why;
+  for (;;) {
+    Decision d = planAtWidths(type, segment, options, caps, plan);
+    if (!d || options.laneProof == nullptr ||
+        plan->strategy == KernelStrategy::Transpose ||
+        !capUnprovenWidths(segment, *options.laneProof, *plan, &caps, &why)) {
+      for (OutputFamilyPlan& f : plan->families) {
+        if (auto w = why.find(f.outputs.front()); w != why.end()) {
+          f.narrowedBecause = w->second;
+        }
+      }
+      return d;
+    }
   }
 }
 

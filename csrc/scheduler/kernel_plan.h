@@ -1,15 +1,17 @@
 // What a scheduler that accepted a segment hands the kernel generator: the
 // strategy, the row layout, output families with their vector widths and
 // threads per slot, threads per block, launch shape, a lone sum's split and
-// the slot order (the rules that depend on the width the generator proves
-// are in kernel_launch.h).
-// planKernel is the scheduler layer's answer for the extracted segment (the
-// same rules canSchedule applied to the segment's view); the generator builds
-// exactly this plan, narrowing a vector only where the layout it is specialized
-// to cannot keep the lanes contiguous.
+// the slot order. planKernel is the scheduler layer's answer for the
+// extracted segment (the same rules canSchedule applied to the segment's
+// view). Every width in it is one the generator's lane proof held for
+// (LaneProof below), and every rule that depends on a width (kernel_launch.h)
+// was evaluated at it: the generator builds exactly this plan and decides
+// nothing again.
 #pragma once
 
+#include <memory>
 #include <optional>
+#include <string>
 
 #include "ir/exprs.h"
 #include "ir/fusion.h"
@@ -41,8 +43,9 @@ struct KernelPlan {
   KernelStrategy strategy = KernelStrategy::Pointwise;
   RowReductionPlan rows;    // Rows: the layout
   TransposePlan transpose;  // Transpose: the tiled dims and staged inputs
-  // Rows: the widest vector (every family takes it).
+  // Rows: the vector every family takes, and the block at that width.
   int64_t rowVectorWidth = 1;
+  RowLaunch rowLaunch;
   // The output families; for Pointwise and SerialReduction with their
   // widest vectors.
   std::vector<OutputFamilyPlan> families;
@@ -74,6 +77,21 @@ struct KernelPlan {
 
 // Runs shorter than a memory sector keep the order (kernel_plan.cpp).
 constexpr int64_t kMinInterleavedRunBytes = 32;
+
+// Whether the kernel generator can build family `family` of `plan` at the
+// family's vectorWidth (Rows: at the plan's rowVectorWidth): whether every
+// index its values take keeps that many lanes consecutive and aligned
+// (pads, cats and slices whose boundaries split a vector, reshapes that
+// split one unevenly do not). The generator is the one place that knows
+// its index maps, so the codegen layer implements this (codegen/
+// lane_proof.h) and planKernel asks it before deciding a width. `why`
+// gets the reason of a "no".
+class LaneProof {
+ public:
+  virtual ~LaneProof() = default;
+  virtual bool holds(const Fusion& segment, const KernelPlan& plan,
+                     size_t family, std::string* why) const = 0;
+};
 
 // What users switch off (NVFUSER_DISABLE=full_grid, interleaved_cat_order)
 // to compare plans.
@@ -110,6 +128,10 @@ struct KernelPlanOptions {
   // to, per input; empty, or an empty entry: dense.
   std::vector<std::vector<int64_t>> inputStrides;
   DeviceTraits device;
+  // Asked for every family's width (none: the widest widths the bytes
+  // allow, unproven; a generator given such a plan fails on a width that
+  // does not hold). The runtime and generateKernel(fusion, ...) set it.
+  std::shared_ptr<const LaneProof> laneProof;
 };
 
 // The plan of scheduler `type` for its extracted segment `segment` (a

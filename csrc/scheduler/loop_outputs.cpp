@@ -121,7 +121,7 @@ int64_t longestReducedDim(const ReductionOp* r) {
 bool fillsDevice(const OutputFamilyPlan& family, const ReductionOp* r,
                  const DeviceTraits& device) {
   const int64_t slots =
-      family.numel / std::max<int64_t>(family.maxVectorWidth, 1);
+      family.numel / std::max<int64_t>(family.vectorWidth, 1);
   const int64_t lanes = std::min<int64_t>(32, longestReducedDim(r));
   return 2 * slots * lanes >= device.residentThreads();
 }
@@ -141,7 +141,7 @@ bool moveIntoLoop(const Fusion& segment, size_t o,
     into->loopOutputs.push_back(LoopOutputPlan{o, r, source});
     // Reduction kernels store up to 32 bytes per lane group.
     const int64_t width = std::max<int64_t>(32 / dataTypeSize(out->dtype()), 1);
-    into->maxVectorWidth = std::min(into->maxVectorWidth, width);
+    into->vectorWidth = std::min(into->vectorWidth, width);
     return true;
   }
   return false;

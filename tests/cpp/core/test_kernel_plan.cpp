@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "codegen/kernel_codegen.h"
+#include "codegen/lane_proof.h"
+#include "exceptions.h"
 #include "ops/arith.h"
 #include "ops/reduction_ops.h"
 #include "ops/shape_ops.h"
@@ -130,17 +132,17 @@ TEST(KernelPlanTest, FamiliesGetTheirWidestVectorsFromDtypesAndExtents) {
   ASSERT_TRUE(planKernel(SchedulerType::PointWise, f, &plan));
   ASSERT_EQ(plan.families.size(), 2u);
   EXPECT_EQ(plan.families[0].outputs, (std::vector<size_t>{0, 1}));
-  EXPECT_EQ(plan.families[0].maxVectorWidth, 4);  // the float output's
-  EXPECT_EQ(plan.families[1].maxVectorWidth, 2);
+  EXPECT_EQ(plan.families[0].vectorWidth, 4);  // the float output's
+  EXPECT_EQ(plan.families[1].vectorWidth, 2);
   Fusion bf;
   TensorView* z = defineTensor(bf, {8, 16}, DataType::BFloat16);
   bf.addOutput(castOp(unaryOp(UnaryOpType::Neg, z), DataType::BFloat16));
   ASSERT_TRUE(planKernel(SchedulerType::PointWise, bf, &plan));
-  EXPECT_EQ(plan.families[0].maxVectorWidth, 8);
+  EXPECT_EQ(plan.families[0].vectorWidth, 8);
   KernelPlanOptions scalar;
   scalar.vectorize = false;
   ASSERT_TRUE(planKernel(SchedulerType::PointWise, bf, &plan, scalar));
-  EXPECT_EQ(plan.families[0].maxVectorWidth, 1);
+  EXPECT_EQ(plan.families[0].vectorWidth, 1);
 }
 
 TEST(KernelPlanTest, ALoneSumSplitsByTheDevicesThreads) {
@@ -196,7 +198,7 @@ TEST(KernelPlanTest, TheGeneratorTakesThePlansWidthsAndBlock) {
   negate(pw);
   KernelPlan plan;
   ASSERT_TRUE(planKernel(SchedulerType::PointWise, pw, &plan));
-  plan.families[0].maxVectorWidth = 2;
+  plan.families[0].vectorWidth = 2;
   plan.blockThreads = 256;
   KernelSource ks = generateKernel(pw, plan, "k", {});
   EXPECT_EQ(ks.families[0].vectorWidth, 2);
@@ -206,6 +208,7 @@ TEST(KernelPlanTest, TheGeneratorTakesThePlansWidthsAndBlock) {
   ASSERT_TRUE(planKernel(SchedulerType::Reduction, rows, &plan));
   EXPECT_EQ(plan.rowVectorWidth, 4);
   plan.rowVectorWidth = 1;
+  plan.rowLaunch = rowLaunch(plan.rows, 1);
   ks = generateKernel(rows, plan, "k", {});
   EXPECT_EQ(ks.families[0].vectorWidth, 1);
   EXPECT_EQ(ks.block, 128);  // 256 one-element vectors: 2 per thread
@@ -326,14 +329,91 @@ TEST(KernelPlanTest, ThreadsPerSlotStayWithinTheSplitDim) {
   // the lanes split one dim of 8: 32 lanes left 24 idle (review).
   Fusion f;
   TensorView* x = defineTensor(f, {8, 8, 2, 4}, DataType::Int32);
-  for (ReductionOpType op : {ReductionOpType::Max, ReductionOpType::Min,
-                             ReductionOpType::Sum}) {
+  for (ReductionOpType op :
+       {ReductionOpType::Max, ReductionOpType::Min, ReductionOpType::Sum}) {
     f.addOutput(reduction(op, x, {0, 1}, false));
   }
   KernelPlan plan;
   ASSERT_TRUE(planKernel(SchedulerType::Reduction, f, &plan));
   ASSERT_EQ(plan.families.size(), 1u);
   EXPECT_EQ(plan.families[0].threadsPerSlot, 8);
+}
+
+namespace {
+// x [4, 6] padded by one element on each side of its last dim: the pad's
+// boundary at element 1 splits every 4-lane vector of the [4, 8] output.
+void padOneEachSide(Fusion& f) {
+  TensorView* x = defineTensor(f, {4, 6}, DataType::Float);
+  f.addOutput(pad(x, {1, 1}, nullptr));
+}
+}  // namespace
+
+// The scheduler decides the width with the generator's lane proof; the
+// generator never narrows a vector on its own (issue 16: "codegen never
+// re-decides"). Before the proof moved into planKernel the generator
+// halved the plan's width itself and this plan ran at one lane silently.
+TEST(KernelPlanTest, TheLaneProofNarrowsThePlanNotTheGenerator) {
+  Fusion f;
+  padOneEachSide(f);
+  KernelPlan unproven;
+  ASSERT_TRUE(planKernel(SchedulerType::PointWise, f, &unproven));
+  EXPECT_EQ(unproven.families[0].vectorWidth, 4);  // 16-byte float stores
+  EXPECT_TRUE(unproven.families[0].narrowedBecause.empty());
+  try {
+    generateKernel(f, unproven, "k", {});
+    ADD_FAILURE() << "the generator built 4 lanes the proof refuses";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Internal);
+    EXPECT_NE(std::string(e.what()).find(
+                  "the plan's 4 lanes do not hold (a pad boundary at 1)"),
+              std::string::npos)
+        << e.what();
+  }
+
+  KernelPlanOptions options;
+  options.laneProof = generatorLaneProof();
+  KernelPlan proven;
+  ASSERT_TRUE(planKernel(SchedulerType::PointWise, f, &proven, options));
+  EXPECT_EQ(proven.families[0].vectorWidth, 1);
+  EXPECT_EQ(proven.families[0].narrowedBecause,
+            "4 lanes do not hold: a pad boundary at 1");
+  KernelSource ks = generateKernel(f, proven, "k", {});
+  EXPECT_EQ(ks.families[0].vectorWidth, 1);
+  EXPECT_NE(ks.code.find("(4 lanes do not hold: a pad boundary at 1)"),
+            std::string::npos)
+      << ks.code;
+  // generateKernel(fusion, ...) plans with the proof itself.
+  EXPECT_EQ(generateKernel(f, "k", {}).families[0].vectorWidth, 1);
+}
+
+// A width the proof narrows changes what depends on it: a split sum's
+// factor follows the slots at the proven width. x [2048, 62] padded to 64
+// columns and summed over its rows, on a device of one SM (1024 target
+// threads): 4 lanes (16-byte float loads) would make 16 slots and 64
+// chunks; the pad holds one lane, so 64 slots and 16 chunks.
+TEST(KernelPlanTest, ASplitSumTakesItsFactorAtTheProvenWidth) {
+  Fusion f;
+  TensorView* x = defineTensor(f, {2048, 62}, DataType::Float);
+  f.addOutput(
+      reduction(ReductionOpType::Sum, pad(x, {1, 1}, nullptr), {0}, false));
+  KernelPlanOptions options;
+  options.device.smCount = 1;
+  KernelPlan unproven;
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, f, &unproven, options));
+  ASSERT_NE(unproven.split.sum, nullptr);
+  EXPECT_EQ(unproven.families[0].vectorWidth, 4);
+  EXPECT_EQ(unproven.split.factor, 64);
+
+  options.laneProof = generatorLaneProof();
+  KernelPlan proven;
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, f, &proven, options));
+  EXPECT_EQ(proven.families[0].vectorWidth, 1);
+  EXPECT_EQ(proven.split.factor, 16);
+  EXPECT_EQ(proven.split.factor, proven.split.factorFor(64));
+  KernelSource ks = generateKernel(f, proven, "k", {});
+  // Tiles of 32 one-element vectors by 8 chunks: 2 tiles of columns x 2
+  // of chunks.
+  EXPECT_EQ(ks.slots, 2 * 2);
 }
 
 }  // namespace nvfuser

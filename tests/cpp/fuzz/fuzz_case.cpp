@@ -121,7 +121,8 @@ FuzzOutcome runFuzzCase(uint64_t seed, int maxOps, bool compileKernels,
           {"nvf_group", &FuzzOutcome::slotGroupKernels},
           {"reductions in one loop", &FuzzOutcome::sharedLoopKernels},
           {"in this loop", &FuzzOutcome::loopOutputKernels},
-          {"staged in shared memory", &FuzzOutcome::transposeKernels}};
+          {"staged in shared memory", &FuzzOutcome::transposeKernels},
+          {"lanes do not hold", &FuzzOutcome::narrowedKernels}};
       for (const auto& kernel : runtime.kernels()) {
         for (const auto& [marker, count] : kMarkers) {
           if (kernel && *disable == '\0' &&

@@ -26,6 +26,9 @@ struct FuzzOutcome {
   // Kernels storing outputs inside a reduction's loop (loop_outputs.h).
   int64_t loopOutputKernels = 0;
   int64_t transposeKernels = 0;  // shared-memory tiles (transpose_plan.h)
+  // Kernels with a vector narrower than the bytes allow (the lane proof,
+  // scheduler/kernel_plan.h).
+  int64_t narrowedKernels = 0;
   bool symbolic = false;   // ran through its symbolic twin (symbolic_twin.h)
   std::string reproducer;  // Python script of the fusion
 };

@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   auto start = std::chrono::steady_clock::now();
   uint64_t failures = 0, skipped = 0, exprs = 0, segments = 0, catOrder = 0,
            laneTables = 0, slotGroups = 0, sharedLoops = 0, loopOutputs = 0,
-           transposes = 0;
+           transposes = 0, narrowed = 0;
   for (uint64_t s = first; s < first + count; ++s) {
     bool compile = compileEvery > 0 && s % compileEvery == 0;
     FuzzOutcome o = runFuzzCase(s, ops, compile, cuda, emulate);
@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
     sharedLoops += o.sharedLoopKernels;
     loopOutputs += o.loopOutputKernels;
     transposes += o.transposeKernels;
+    narrowed += o.narrowedKernels;
     if (listFeatures) {
       const std::pair<const char*, int64_t> kinds[] = {
           {"interleaved-cat order", o.interleavedCatKernels},
@@ -69,7 +70,8 @@ int main(int argc, char** argv) {
           {"threads per slot", o.slotGroupKernels},
           {"shared reduction loops", o.sharedLoopKernels},
           {"loop outputs", o.loopOutputKernels},
-          {"transpose tiles", o.transposeKernels}};
+          {"transpose tiles", o.transposeKernels},
+          {"narrowed vectors", o.narrowedKernels}};
       std::string line;
       for (const auto& [kind, n] : kinds) {
         if (n > 0) {
@@ -117,7 +119,7 @@ int main(int argc, char** argv) {
             << " kernels in interleaved-cat order, " << laneTables
             << " with lane tables, " << slotGroups << " with threads per slot, "
             << sharedLoops << " with shared reduction loops, " << loopOutputs
-            << " with loop outputs, " << transposes
-            << " with transpose tiles), " << secs << " s\n";
+            << " with loop outputs, " << transposes << " with transpose tiles, "
+            << narrowed << " with narrowed vectors), " << secs << " s\n";
   return failures == 0 ? 0 : 1;
 }
