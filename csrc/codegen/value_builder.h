@@ -172,6 +172,11 @@ class KernelValueBuilder {
   // compute() of v's definition, cached in the current scope.
   Value computeAndCache(const Val* v, const Index& idx);
   Value compute(const Expr* e, const Val* v, const Index& idx);
+  // compute() of each kind of elementwise op, and of iota.
+  Value unaryValue(const UnaryOp* u, DataType out, const Index& idx);
+  Value binaryValue(const BinaryOp* b, DataType out, const Index& idx);
+  Value ternaryValue(const TernaryOp* t3, DataType out, const Index& idx);
+  Value iotaValue(const Expr* e, DataType out, const Index& idx);
   // A cast to a 16-bit float of negations and absolute values of a value
   // of that type (through widening casts): the sign bit changed in the
   // 16-bit value, no rounding (nvf_neg16); nullopt otherwise.

@@ -109,101 +109,12 @@ Value KernelValueBuilder::compute(const Expr* e, const Val* v,
   }
   const DataType out = v->dtype();
   switch (e->type()) {
-    case ExprType::Unary: {
-      auto* u = exprAs<UnaryOp>(e);
-      const Val* in = e->input(0);
-      if (u->op() == UnaryOpType::Cast) {
-        if (std::optional<Value> y = narrowedWithoutRounding(in, out, idx)) {
-          return *y;
-        }
-      }
-      Value x = operand(in, idx);
-      if (u->op() == UnaryOpType::Cast) {
-        if (x.lane && lanes_ % 2 == 0 && in->dtype() == DataType::Float &&
-            (out == DataType::BFloat16 || out == DataType::Half)) {
-          Value y = declare(out, true);  // converted in pairs
-          line(std::string(out == DataType::BFloat16 ? "nvf_f2b_lanes("
-                                                     : "nvf_f2h_lanes(") +
-               y.name + ", " + x.name + ");");
-          return y;
-        }
-        return emit(out, x.lane, cast(x, in->dtype(), out));
-      }
-      DataType t = out;
-      const bool predicate = isPredicate(u->op());
-      if (predicate) {
-        t = isReducedFloat(in->dtype()) ? DataType::Float : in->dtype();
-      } else if (u->op() == UnaryOpType::LogicalNot) {
-        t = DataType::Bool;
-      } else if (u->op() == UnaryOpType::BitwiseNot) {
-        t = in->dtype();
-      }
-      return emit(out, x.lane,
-                  castExpr(predicate ? DataType::Bool : t, out,
-                           unaryExpr(u->op(), t, cast(x, in->dtype(), t))));
-    }
-    case ExprType::Binary: {
-      auto* b = exprAs<BinaryOp>(e);
-      // Comparisons keep Half/BFloat16 as their compute type; the storage
-      // types have no operators, and Float compares them exactly.
-      DataType t =
-          isReducedFloat(b->computeType()) ? DataType::Float : b->computeType();
-      Value x = operand(e->input(0), idx);
-      Value y = operand(e->input(1), idx);
-      if (b->op() == BinaryOpType::Div && t == DataType::Float && x.lane &&
-          !y.lane) {
-        // Every lane (and every later use) shares the divisor's reciprocal.
-        const std::string key = "rcp:" + y.name;
-        const Value* cachedRcp = cached(key);
-        const Value rcp =
-            cachedRcp
-                ? *cachedRcp
-                : emit(t, false,
-                       "nvf_rcp(" + cast(y, e->input(1)->dtype(), t) + ")");
-        scopes_.back()[key] = rcp;
-        return emit(out, true,
-                    castExpr(t, out,
-                             "nvf_div_rcp(" + cast(x, e->input(0)->dtype(), t) +
-                                 ", " + cast(y, e->input(1)->dtype(), t) +
-                                 ", " + rcp.name + ")"));
-      }
-      const std::string xa = cast(x, e->input(0)->dtype(), t);
-      const std::string ya = cast(y, e->input(1)->dtype(), t);
-      std::string r = b->op() == BinaryOpType::Nextafter
-                          ? reducedNextafter(b->computeType(), xa, ya)
-                          : binaryExpr(b->op(), t, xa, ya);
-      if (b->op() == BinaryOpType::Pow && isFloatingType(t)) {
-        r = smallPower(e->input(1), t, cast(x, e->input(0)->dtype(), t), r);
-      }
-      DataType rt = isComparison(b->op()) ? DataType::Bool : t;
-      return emit(out, x.lane || y.lane, castExpr(rt, out, r));
-    }
-    case ExprType::Ternary: {
-      auto* t3 = exprAs<TernaryOp>(e);
-      DataType t = t3->computeType();
-      Value a = operand(e->input(0), idx);
-      Value b = operand(e->input(1), idx);
-      Value c = operand(e->input(2), idx);
-      const bool lane = a.lane || b.lane || c.lane;
-      std::string ca =
-          cast(a, e->input(0)->dtype(),
-               t3->op() == TernaryOpType::Where ? DataType::Bool : t);
-      std::string cb = cast(b, e->input(1)->dtype(), t);
-      std::string cc = cast(c, e->input(2)->dtype(), t);
-      if (t3->op() == TernaryOpType::Where) {
-        return emit(out, lane, "(" + ca + " ? " + cb + " : " + cc + ")");
-      }
-      if (t3->op() == TernaryOpType::Clamp) {
-        return emit(out, lane,
-                    "nvf_min(nvf_max(" + ca + ", " + cb + "), " + cc + ")");
-      }
-      // ATen's lerp: exact at both ends.
-      const std::string one = "(" + cudaType(t) + ")1";
-      return emit(out, lane,
-                  "(" + cc + " < (" + cudaType(t) + ")0.5 ? " + ca + " + " +
-                      cc + " * (" + cb + " - " + ca + ") : " + cb + " - (" +
-                      cb + " - " + ca + ") * (" + one + " - " + cc + "))");
-    }
+    case ExprType::Unary:
+      return unaryValue(exprAs<UnaryOp>(e), out, idx);
+    case ExprType::Binary:
+      return binaryValue(exprAs<BinaryOp>(e), out, idx);
+    case ExprType::Ternary:
+      return ternaryValue(exprAs<TernaryOp>(e), out, idx);
     case ExprType::Pad:
       return padded(exprAs<PadOp>(e), out, idx);
     case ExprType::Cat:
@@ -212,16 +123,8 @@ Value KernelValueBuilder::compute(const Expr* e, const Val* v,
       Value x = operand(e->input(0), idx);
       return emit(out, x.lane, cast(x, e->input(0)->dtype(), out));
     }
-    case ExprType::Iota: {
-      DataType t = isIntegralType(out) ? DataType::Int : DataType::Double;
-      Value start = operand(e->input(0), idx);
-      Value step = operand(e->input(1), idx);
-      std::string r = "(" + cast(start, e->input(0)->dtype(), t) + " + (" +
-                      castExpr(DataType::Int, t, laneIndex(idx[0]).factor()) +
-                      ") * " + cast(step, e->input(1)->dtype(), t) + ")";
-      return emit(out, idx[0].lane || start.lane || step.lane,
-                  castExpr(t, out, r));
-    }
+    case ExprType::Iota:
+      return iotaValue(e, out, idx);
     case ExprType::Gather:
       return gathered(exprAs<GatherOp>(e), idx);
     case ExprType::Rng:
@@ -233,6 +136,114 @@ Value KernelValueBuilder::compute(const Expr* e, const Val* v,
       NVF_THROW(NotImplemented, "pointwise codegen cannot generate ",
                 exprRef(e));
   }
+}
+
+Value KernelValueBuilder::unaryValue(const UnaryOp* u, DataType out,
+                                     const Index& idx) {
+  const Val* in = u->input(0);
+  if (u->op() == UnaryOpType::Cast) {
+    if (std::optional<Value> y = narrowedWithoutRounding(in, out, idx)) {
+      return *y;
+    }
+  }
+  Value x = operand(in, idx);
+  if (u->op() == UnaryOpType::Cast) {
+    if (x.lane && lanes_ % 2 == 0 && in->dtype() == DataType::Float &&
+        (out == DataType::BFloat16 || out == DataType::Half)) {
+      Value y = declare(out, true);  // converted in pairs
+      line(std::string(out == DataType::BFloat16 ? "nvf_f2b_lanes("
+                                                 : "nvf_f2h_lanes(") +
+           y.name + ", " + x.name + ");");
+      return y;
+    }
+    return emit(out, x.lane, cast(x, in->dtype(), out));
+  }
+  DataType t = out;
+  const bool predicate = isPredicate(u->op());
+  if (predicate) {
+    t = isReducedFloat(in->dtype()) ? DataType::Float : in->dtype();
+  } else if (u->op() == UnaryOpType::LogicalNot) {
+    t = DataType::Bool;
+  } else if (u->op() == UnaryOpType::BitwiseNot) {
+    t = in->dtype();
+  }
+  return emit(out, x.lane,
+              castExpr(predicate ? DataType::Bool : t, out,
+                       unaryExpr(u->op(), t, cast(x, in->dtype(), t))));
+}
+
+Value KernelValueBuilder::binaryValue(const BinaryOp* b, DataType out,
+                                      const Index& idx) {
+  // Comparisons keep Half/BFloat16 as their compute type; the storage
+  // types have no operators, and Float compares them exactly.
+  DataType t =
+      isReducedFloat(b->computeType()) ? DataType::Float : b->computeType();
+  Value x = operand(b->input(0), idx);
+  Value y = operand(b->input(1), idx);
+  if (b->op() == BinaryOpType::Div && t == DataType::Float && x.lane &&
+      !y.lane) {
+    // Every lane (and every later use) shares the divisor's reciprocal.
+    const std::string key = "rcp:" + y.name;
+    const Value* cachedRcp = cached(key);
+    const Value rcp =
+        cachedRcp ? *cachedRcp
+                  : emit(t, false,
+                         "nvf_rcp(" + cast(y, b->input(1)->dtype(), t) + ")");
+    scopes_.back()[key] = rcp;
+    return emit(
+        out, true,
+        castExpr(t, out,
+                 "nvf_div_rcp(" + cast(x, b->input(0)->dtype(), t) + ", " +
+                     cast(y, b->input(1)->dtype(), t) + ", " + rcp.name + ")"));
+  }
+  const std::string xa = cast(x, b->input(0)->dtype(), t);
+  const std::string ya = cast(y, b->input(1)->dtype(), t);
+  std::string r = b->op() == BinaryOpType::Nextafter
+                      ? reducedNextafter(b->computeType(), xa, ya)
+                      : binaryExpr(b->op(), t, xa, ya);
+  if (b->op() == BinaryOpType::Pow && isFloatingType(t)) {
+    r = smallPower(b->input(1), t, cast(x, b->input(0)->dtype(), t), r);
+  }
+  DataType rt = isComparison(b->op()) ? DataType::Bool : t;
+  return emit(out, x.lane || y.lane, castExpr(rt, out, r));
+}
+
+Value KernelValueBuilder::ternaryValue(const TernaryOp* t3, DataType out,
+                                       const Index& idx) {
+  DataType t = t3->computeType();
+  Value a = operand(t3->input(0), idx);
+  Value b = operand(t3->input(1), idx);
+  Value c = operand(t3->input(2), idx);
+  const bool lane = a.lane || b.lane || c.lane;
+  std::string ca = cast(a, t3->input(0)->dtype(),
+                        t3->op() == TernaryOpType::Where ? DataType::Bool : t);
+  std::string cb = cast(b, t3->input(1)->dtype(), t);
+  std::string cc = cast(c, t3->input(2)->dtype(), t);
+  if (t3->op() == TernaryOpType::Where) {
+    return emit(out, lane, "(" + ca + " ? " + cb + " : " + cc + ")");
+  }
+  if (t3->op() == TernaryOpType::Clamp) {
+    return emit(out, lane,
+                "nvf_min(nvf_max(" + ca + ", " + cb + "), " + cc + ")");
+  }
+  // ATen's lerp: exact at both ends.
+  const std::string one = "(" + cudaType(t) + ")1";
+  return emit(out, lane,
+              "(" + cc + " < (" + cudaType(t) + ")0.5 ? " + ca + " + " + cc +
+                  " * (" + cb + " - " + ca + ") : " + cb + " - (" + cb + " - " +
+                  ca + ") * (" + one + " - " + cc + "))");
+}
+
+// iota's element at idx: start + i * step (i the only dim's index).
+Value KernelValueBuilder::iotaValue(const Expr* e, DataType out,
+                                    const Index& idx) {
+  DataType t = isIntegralType(out) ? DataType::Int : DataType::Double;
+  Value start = operand(e->input(0), idx);
+  Value step = operand(e->input(1), idx);
+  std::string r = "(" + cast(start, e->input(0)->dtype(), t) + " + (" +
+                  castExpr(DataType::Int, t, laneIndex(idx[0]).factor()) +
+                  ") * " + cast(step, e->input(1)->dtype(), t) + ")";
+  return emit(out, idx[0].lane || start.lane || step.lane, castExpr(t, out, r));
 }
 
 Value KernelValueBuilder::padded(const PadOp* p, DataType out,

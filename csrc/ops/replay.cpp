@@ -17,6 +17,45 @@ namespace {
 TensorView* tensorIn(const std::vector<Val*>& ins, size_t i) {
   return ins.at(i)->asTensor();
 }
+// The ops that move, select or join elements.
+TensorView* replayShapeOp(const Expr* e, const std::vector<Val*>& ins) {
+  switch (e->type()) {
+    case ExprType::Broadcast:
+      return broadcast(tensorIn(ins, 0),
+                       exprAs<BroadcastOp>(e)->isBroadcastDim());
+    case ExprType::Expand:
+      return expand(tensorIn(ins, 0), exprAs<ExpandOp>(e)->shape());
+    case ExprType::Reshape:
+      return reshape(tensorIn(ins, 0), exprAs<ReshapeOp>(e)->newShape());
+    case ExprType::Permute:
+      return permute(tensorIn(ins, 0), exprAs<PermuteOp>(e)->perm());
+    case ExprType::Squeeze: {
+      std::vector<int64_t> dims;
+      const auto& mask = exprAs<SqueezeOp>(e)->isSqueezed();
+      for (size_t i = 0; i < mask.size(); ++i) {
+        if (mask[i]) {
+          dims.push_back(static_cast<int64_t>(i));
+        }
+      }
+      return squeeze(tensorIn(ins, 0), dims);
+    }
+    case ExprType::Slice: {
+      const auto* op = exprAs<SliceOp>(e);
+      return slice(tensorIn(ins, 0), op->starts(), op->stops(), op->steps());
+    }
+    case ExprType::Pad:
+      return pad(tensorIn(ins, 0), exprAs<PadOp>(e)->flatWidths(), ins[1]);
+    case ExprType::Cat: {
+      std::vector<TensorView*> ts;
+      for (Val* v : ins) {
+        ts.push_back(v->asTensor());
+      }
+      return cat(ts, exprAs<CatOp>(e)->dim());
+    }
+    default:
+      NVF_THROW(Internal, "replayShapeOp: not a shape op: ", e->opName());
+  }
+}
 }  // namespace
 
 std::vector<Val*> replayExpr(const Expr* e, const std::vector<Val*>& ins) {
@@ -43,37 +82,14 @@ std::vector<Val*> replayExpr(const Expr* e, const std::vector<Val*>& ins) {
       }
       break;
     case ExprType::Broadcast:
-      return {broadcast(tensorIn(ins, 0),
-                        exprAs<BroadcastOp>(e)->isBroadcastDim())};
     case ExprType::Expand:
-      return {expand(tensorIn(ins, 0), exprAs<ExpandOp>(e)->shape())};
     case ExprType::Reshape:
-      return {reshape(tensorIn(ins, 0), exprAs<ReshapeOp>(e)->newShape())};
     case ExprType::Permute:
-      return {permute(tensorIn(ins, 0), exprAs<PermuteOp>(e)->perm())};
-    case ExprType::Squeeze: {
-      std::vector<int64_t> dims;
-      const auto& mask = exprAs<SqueezeOp>(e)->isSqueezed();
-      for (size_t i = 0; i < mask.size(); ++i) {
-        if (mask[i]) {
-          dims.push_back(static_cast<int64_t>(i));
-        }
-      }
-      return {squeeze(tensorIn(ins, 0), dims)};
-    }
-    case ExprType::Slice: {
-      const auto* op = exprAs<SliceOp>(e);
-      return {slice(tensorIn(ins, 0), op->starts(), op->stops(), op->steps())};
-    }
+    case ExprType::Squeeze:
+    case ExprType::Slice:
     case ExprType::Pad:
-      return {pad(tensorIn(ins, 0), exprAs<PadOp>(e)->flatWidths(), ins[1])};
-    case ExprType::Cat: {
-      std::vector<TensorView*> ts;
-      for (Val* v : ins) {
-        ts.push_back(v->asTensor());
-      }
-      return {cat(ts, exprAs<CatOp>(e)->dim())};
-    }
+    case ExprType::Cat:
+      return {replayShapeOp(e, ins)};
     case ExprType::Reduction: {
       auto* r = exprAs<ReductionOp>(e);
       return {reduction(r->op(), tensorIn(ins, 0), r->axes(), false,
