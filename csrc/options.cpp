@@ -110,7 +110,6 @@ const std::vector<std::string>& Options::nvfuserNames(OptionGroup g) {
                                                  "python_frontend_debug",
                                                  "sass",
                                                  "sass_to_file",
-                                                 "scheduler_params",
                                                  "scheduler_verbose",
                                                  "sync_map",
                                                  "transform_propagator"};
@@ -173,9 +172,10 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "draw_segmented_fusion",
       "cuda_kernel",
       "launch_param",
-      "ptxas_verbose",  // registers / spills of every compiled kernel
-      "fx_partition",   // torch.compile / FX regions (Python side)
-      "host_time",      // host time of each execute, by segment kind
+      "ptxas_verbose",     // registers / spills of every compiled kernel
+      "fx_partition",      // torch.compile / FX regions (Python side)
+      "host_time",         // host time of each execute, by segment kind
+      "scheduler_params",  // each generated kernel's plan
   };
   static const std::vector<std::string> kEnable = {
       "kernel_profile",

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <iostream>
 #include <unordered_map>
 
 #include "analysis/tensor_shape.h"
@@ -129,6 +130,11 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
       Decision d = planKernel(g.scheduler, fusion, &plan, planOptions);
       NVF_CHECK_KIND(d.ok(), Internal, toString(g.scheduler),
                      " accepted a segment it cannot plan: ", d.reason());
+      if (options.dump("scheduler_params")) {
+        std::cout << "[scheduler_params] " << kernelName(g, fusion) << " ("
+                  << toString(g.scheduler) << "): " << toString(plan) << "\n"
+                  << std::flush;
+      }
       kernel = std::make_unique<PointwiseKernel>(fusion, std::move(plan),
                                                  kernelName(g, fusion), codegen,
                                                  std::move(layouts));

@@ -75,6 +75,10 @@ struct KernelPlan {
   bool capRegisters = false;
 };
 
+// The plan as text (NVFUSER_DUMP=scheduler_params): the strategy and its
+// launch, then a line per output family (kernel_plan_string.cpp).
+std::string toString(const KernelPlan& plan);
+
 // Runs shorter than a memory sector keep the order (kernel_plan.cpp).
 constexpr int64_t kMinInterleavedRunBytes = 32;
 

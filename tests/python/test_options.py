@@ -66,3 +66,29 @@ def test_host_time_dump_prints_each_segment_kind(monkeypatch, capfd):
     kinds = re.findall(r"(\w+) (\d+) x [0-9.]+ us", line.group(1))
     assert sorted(k for k, _ in kinds) == ["expr_eval", "pointwise",
                                            "reduction"], out
+
+
+def test_scheduler_params_dump_prints_each_kernel_plan(monkeypatch, capfd):
+    """NVFUSER_DUMP=scheduler_params prints the plan the scheduler hands the
+    generator: its strategy and launch, and per output family the lanes,
+    and why the lane proof narrowed them (a pad at 1 splits 4 lanes)."""
+    from nvfuser import DataType, FusionDefinition
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], dtype=DataType.Float)
+        fd.add_output(fd.ops.exp(fd.ops.pad(x, [1, 1])))
+        fd.add_output(fd.ops.sum(x, [0]))
+    monkeypatch.setenv("NVFUSER_DUMP", "scheduler_params")
+    x = torch.randn(4, 6)
+    capfd.readouterr()
+    outs = fd.execute([x])
+    torch.testing.assert_close(
+        outs[0], torch.nn.functional.pad(x, [1, 1]).exp())
+    torch.testing.assert_close(outs[1], x.sum(0))
+    out = capfd.readouterr().out
+    plans = [line for line in out.splitlines()
+             if line.startswith("[scheduler_params]")]
+    assert len(plans) == 1, out
+    assert "(reduction): serial reduction: 128 threads per block" in plans[0]
+    assert ("family 1: output(s) [0], loop [4, 8], 1 lane(s) (4 lanes do "
+            "not hold: a pad boundary at 1)") in out
+    assert "family 0: output(s) [1], loop [6], 2 lane(s)\n" in out

@@ -416,4 +416,34 @@ TEST(KernelPlanTest, ASplitSumTakesItsFactorAtTheProvenWidth) {
   EXPECT_EQ(ks.slots, 2 * 2);
 }
 
+// NVFUSER_DUMP=scheduler_params prints plans with toString.
+TEST(KernelPlanTest, PlansPrintTheirStrategyLaunchAndFamilies) {
+  Fusion rows;
+  rowSum(rows);
+  KernelPlan plan;
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, rows, &plan));
+  EXPECT_EQ(toString(plan),
+            "rows: 64 rows of 256 elements, 4 lane(s), 64 threads per row, 1 "
+            "vector(s) per thread held in registers");
+
+  Fusion cols;
+  columnSum(cols);
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, cols, &plan));
+  EXPECT_EQ(toString(plan),
+            "serial reduction: 128 threads per block, a block per 128 slots, "
+            "T1 split over dim 0 in 128 chunks\n"
+            "  family 0: output(s) [0], loop [64], 4 lane(s)");
+
+  Fusion t;
+  TensorView* x = defineTensor(t, {64, 96}, DataType::Float);
+  t.addOutput(permute(x, {1, 0}));
+  KernelPlanOptions transposed;
+  transposed.inputStrides = {{96, 1}};
+  ASSERT_TRUE(planKernel(SchedulerType::PointWise, t, &plan, transposed));
+  EXPECT_EQ(toString(plan),
+            "transpose: 32 x 32 tiles over output dims 0 and 1, input(s) [0] "
+            "staged in shared memory\n"
+            "  family 0: output(s) [0], loop [96, 64], 1 lane(s)");
+}
+
 }  // namespace nvfuser

@@ -1,0 +1,78 @@
+// NVFUSER_DUMP=scheduler_params: a kernel plan as text, one line per
+// output family after the strategy's own line.
+#include <sstream>
+
+#include "ir/list_string.h"
+#include "scheduler/kernel_plan.h"
+
+namespace nvfuser {
+
+namespace {
+void printFamily(std::ostream& os, size_t f, const OutputFamilyPlan& fam) {
+  os << "\n  family " << f << ": output(s) " << listToString(fam.outputs)
+     << ", loop " << listToString(fam.loop) << ", " << fam.vectorWidth
+     << " lane(s)";
+  if (!fam.narrowedBecause.empty()) {
+    os << " (" << fam.narrowedBecause << ")";
+  }
+  if (fam.threadsPerSlot > 1) {
+    os << ", " << fam.threadsPerSlot << " threads per slot";
+  }
+  for (const LoopOutputPlan& l : fam.loopOutputs) {
+    os << ", output " << l.output << " in the loop of "
+       << l.reduction->output(0)->ref();
+  }
+}
+
+void printRows(std::ostream& os, const KernelPlan& plan) {
+  const RowLaunch& l = plan.rowLaunch;
+  os << ": " << plan.rows.numRows << " rows of " << plan.rows.rowLength
+     << " elements, " << plan.rowVectorWidth << " lane(s), " << l.threads
+     << " threads per row, "
+     << (l.persistent ? std::to_string(l.vectorsPerThread) +
+                            " vector(s) per thread held in registers"
+                      : std::string("looping"));
+  if (!plan.rows.columnSums.empty()) {
+    os << ", " << plan.rows.columnSums.size() << " column sum(s)";
+  }
+  if (!plan.families.empty() && !plan.families[0].narrowedBecause.empty()) {
+    os << " (" << plan.families[0].narrowedBecause << ")";
+  }
+}
+}  // namespace
+
+std::string toString(const KernelPlan& plan) {
+  std::ostringstream os;
+  os << toString(plan.strategy);
+  switch (plan.strategy) {
+    case KernelStrategy::Rows:
+      printRows(os, plan);
+      return os.str();
+    case KernelStrategy::Transpose:
+      os << ": 32 x 32 tiles over output dims " << plan.transpose.outAcross
+         << " and " << plan.transpose.outInner << ", input(s) "
+         << listToString(plan.transpose.staged) << " staged in shared memory";
+      break;
+    case KernelStrategy::Pointwise:
+    case KernelStrategy::SerialReduction:
+      os << ": " << plan.blockThreads << " threads per block, "
+         << (plan.fullGrid
+                 ? "a block per " + std::to_string(plan.blockThreads) + " slots"
+                 : std::string("one looping wave"));
+      if (plan.split.sum != nullptr && plan.split.factor > 1) {
+        os << ", " << plan.split.sum->output(0)->ref() << " split over dim "
+           << plan.split.axis << " in " << plan.split.factor << " chunks";
+      }
+      for (const InterleavedCat& c : plan.interleavedCats) {
+        os << ", output " << c.output << "'s slots in cat order (" << c.extent
+           << " positions of " << c.innerElements << " elements)";
+      }
+      break;
+  }
+  for (size_t f = 0; f < plan.families.size(); ++f) {
+    printFamily(os, f, plan.families[f]);
+  }
+  return os.str();
+}
+
+}  // namespace nvfuser
