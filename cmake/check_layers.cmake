@@ -3,8 +3,10 @@
 # ops, analysis, scheduler, then segmenter and codegen (siblings: neither
 # sees the other), compiler, runtime, python (python/csrc). A layer sees
 # itself and the layers below it. Calls are checked by the linker (one
-# static library per layer, each linking only the ones below); this checks
-# what the linker cannot see: headers, inline functions and templates.
+# static library per layer, each linking only the ones below, and
+# scripts/check_layer_symbols.py, a test, reads each library's undefined
+# symbols); this checks what neither sees: headers, inline functions and
+# templates.
 #
 #   cmake -DSOURCE_DIR=<repo> -DSTAMP=<file> -P cmake/check_layers.cmake
 
@@ -27,13 +29,16 @@ foreach(layer ${layers} python)
   elseif(layer STREQUAL "python")
     file(GLOB files ${SOURCE_DIR}/python/csrc/*.h ${SOURCE_DIR}/python/csrc/*.cpp)
   else()
-    file(GLOB files ${SOURCE_DIR}/csrc/${layer}/*.h
+    file(GLOB_RECURSE files ${SOURCE_DIR}/csrc/${layer}/*.h
          ${SOURCE_DIR}/csrc/${layer}/*.cpp)
   endif()
   foreach(f ${files})
-    file(STRINGS ${f} includes REGEX "^#include \"")
+    file(STRINGS ${f} includes REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
     foreach(line ${includes})
-      string(REGEX REPLACE "^#include \"([^\"]*)\".*" "\\1" header "${line}")
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]*)\".*" "\\1"
+                           header "${line}")
+      # A path up and back down names the same layer as one from csrc/.
+      string(REGEX REPLACE "^(\\.\\./)+" "" header "${header}")
       if(header MATCHES "^([a-z_]+)/")
         set(target ${CMAKE_MATCH_1})
       else()

@@ -12,6 +12,9 @@ namespace nvfuser {
 namespace codegen_detail {
 
 void RowKernelGenerator::takeLaunch() {
+  NVF_ASSERT(plan_.rowLaunch == rowLaunch(plan_.rows, plan_.rowVectorWidth),
+             "the plan's row launch is not the one for its ",
+             plan_.rowVectorWidth, " lanes");
   persistent_ = plan_.rowLaunch.persistent;
   persistentVectors_ = plan_.rowLaunch.vectorsPerThread;
   persistentStride_ = plan_.rowLaunch.stride;

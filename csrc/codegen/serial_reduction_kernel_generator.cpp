@@ -19,7 +19,9 @@ KernelSource SerialReductionKernelGenerator::generate(const std::string& name) {
     std::string body = plannedFamilyBody(ks.families[0]);  // chunked loops
     return generateSplit(std::move(ks), params, body);
   }
-  return slotKernel(std::move(ks), params, plannedFamilyBodies(ks));
+  // The bodies before ks moves: argument order is unspecified.
+  std::vector<std::string> bodies = plannedFamilyBodies(ks);
+  return slotKernel(std::move(ks), params, bodies);
 }
 
 bool SerialReductionKernelGenerator::provesLanes(size_t f, std::string* why) {
@@ -41,6 +43,10 @@ void SerialReductionKernelGenerator::takeSplit(const KernelSource& ks) {
   NVF_ASSERT(plan_.split.sum == nullptr || ks.families.size() == 1,
              "a split sum next to other output families");
   split_ = plan_.split.sum == nullptr ? 1 : plan_.split.factor;
+  NVF_ASSERT(plan_.split.sum == nullptr ||
+                 split_ == plan_.split.factorFor(ks.families[0].slots),
+             "the plan's split factor ", split_, " is not the one for ",
+             ks.families[0].slots, " slots");
   if (split_ > 1) {
     splitAxis_ = plan_.split.axis;
     splitSum_ = plan_.split.sum->output(0);

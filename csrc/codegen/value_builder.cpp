@@ -248,8 +248,8 @@ Value KernelValueBuilder::branchValue(const Val* v, const Index& idx) {
 
 Value KernelValueBuilder::predicatedValue(const Val* v, const Index& idx,
                                           const std::string& cond) {
-  // Restored on every exit: a NotVectorizable thrown inside is caught by
-  // a retry with fewer lanes, which must not inherit this condition.
+  // Restored on every exit: a NotVectorizable thrown inside ends a lane
+  // proof, and the generator must not keep this condition.
   struct Restore {
     std::string& predicate;
     const std::string outer;

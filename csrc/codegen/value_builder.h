@@ -84,7 +84,8 @@ struct Value {
 };
 
 // Thrown when a family's index expressions cannot keep V lanes contiguous
-// and aligned; the family is generated again with fewer lanes.
+// and aligned: the lane proof's "no" (provesLanes), after which the plan
+// halves V; in generate() an internal error (plannedBody).
 struct NotVectorizable {
   std::string why;
 };

@@ -1,9 +1,10 @@
 // How a planned kernel covers its work on the GPU: its output families and
 // their vectors, the split of a lone sum over threads and blocks,
-// persistent or looping rows, and unroll depth. planKernel (kernel_plan.h)
-// evaluates these rules at the widths the generator's lane proof holds
-// for, and the plan carries the results; the generator takes them as
-// they are.
+// persistent or looping rows. planKernel (kernel_plan.h) evaluates these
+// rules at the widths the generator's lane proof holds for, and the plan
+// carries the results; the generator takes them as they are. The unroll
+// depth of a serial loop (serialUnroll) depends on the loop's extent only,
+// and the generator asks it per loop.
 #pragma once
 
 #include <cstdint>
@@ -123,6 +124,11 @@ struct RowLaunch {
   int64_t vectorsPerThread = 1;  // persistent: a thread's vectors per row
   int64_t threads = 32;
   int64_t stride = 0;  // persistent: elements between a thread's vectors
+  bool operator==(const RowLaunch& o) const {
+    return persistent == o.persistent &&
+           vectorsPerThread == o.vectorsPerThread && threads == o.threads &&
+           stride == o.stride;
+  }
 };
 RowLaunch rowLaunch(const RowReductionPlan& rows, int64_t width);
 

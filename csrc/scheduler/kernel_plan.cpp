@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "exceptions.h"
 #include "scheduler/family_order.h"
 #include "scheduler/generated_kernel_rules.h"
 #include "scheduler/loop_outputs.h"
@@ -151,9 +152,10 @@ Decision planAtWidths(SchedulerType type, const Fusion& segment,
   }
 }
 
-// Where family f's width does not hold, the widest that does (halving;
-// one lane always holds), as caps on its outputs. False if every width
-// held.
+// Halves the width of every family of `plan` that the proof says does not
+// hold, as a cap on its own outputs (Rows: on every output), with the
+// reason; the next round plans again at the caps, so every question the
+// proof answers is about a plan that may run. False if every width held.
 bool capUnprovenWidths(const Fusion& segment, const LaneProof& proof,
                        const KernelPlan& plan, WidthCaps* caps,
                        std::map<size_t, std::string>* why) {
@@ -161,35 +163,26 @@ bool capUnprovenWidths(const Fusion& segment, const LaneProof& proof,
   const size_t families = rows ? 1 : plan.families.size();
   bool capped = false;
   for (size_t f = 0; f < families; ++f) {
-    KernelPlan trial = plan;
-    int64_t& width =
-        rows ? trial.rowVectorWidth : trial.families[f].vectorWidth;
+    const int64_t width =
+        rows ? plan.rowVectorWidth : plan.families[f].vectorWidth;
     std::string reason;
-    const int64_t planned = width;
-    while (width > 1 && !proof.holds(segment, trial, f, &reason)) {
-      width /= 2;
-      if (rows) {
-        trial.rowLaunch = rowLaunch(trial.rows, width);
-      }
-    }
-    if (width == planned) {
+    if (width == 1 || proof.holds(segment, plan, f, &reason)) {
       continue;
     }
     capped = true;
-    std::vector<size_t> outputs;
+    std::vector<size_t> outputs = plan.families[f].outputs;
     if (rows) {
       outputs.resize(segment.outputs().size());
       std::iota(outputs.begin(), outputs.end(), 0);
-    } else {
-      outputs = plan.families[f].outputs;
-      for (const LoopOutputPlan& l : plan.families[f].loopOutputs) {
-        outputs.push_back(l.output);
-      }
     }
     for (size_t o : outputs) {
       int64_t& cap = caps->try_emplace(o, width).first->second;
-      cap = std::min(cap, width);
-      (*why)[o] = std::to_string(planned) + " lanes do not hold: " + reason;
+      // The family's width is at most each of its outputs' caps, so every
+      // round lowers one: the rounds end.
+      NVF_ASSERT(cap >= width, "output ", o, " planned at ", width,
+                 " lanes past its cap of ", cap);
+      cap = width / 2;
+      (*why)[o] = std::to_string(width) + " lanes do not hold: " + reason;
     }
   }
   return capped;
@@ -198,10 +191,11 @@ bool capUnprovenWidths(const Fusion& segment, const LaneProof& proof,
 
 Decision planKernel(SchedulerType type, const Fusion& segment, KernelPlan* plan,
                     const KernelPlanOptions& options) {
-  // Plan, ask the proof about every width, and plan again at the widths
-  // it held for until it holds for all: a narrower width changes what
-  // depends on it (slots per thread group, loop outputs' fill, a split's
-  // factor). Caps only shrink, so this ends (in one round almost always).
+  // Plan, ask the proof about every width, and plan again with the ones
+  // that did not hold halved until all hold: a narrower width changes what
+  // depends on it (threads per slot, loop outputs' fill, a split's
+  // factor). Caps only shrink, so this ends (at most log2 of the widest
+  // vector rounds per family; one almost always).
   WidthCaps caps;
   std::map<size_t, std::string> why;
   for (;;) {
@@ -210,7 +204,7 @@ Decision planKernel(SchedulerType type, const Fusion& segment, KernelPlan* plan,
         plan->strategy == KernelStrategy::Transpose ||
         !capUnprovenWidths(segment, *options.laneProof, *plan, &caps, &why)) {
       for (OutputFamilyPlan& f : plan->families) {
-        if (auto w = why.find(f.outputs.front()); w != why.end()) {
+        if (auto w = why.find(f.outputs.at(0)); w != why.end()) {
           f.narrowedBecause = w->second;
         }
       }

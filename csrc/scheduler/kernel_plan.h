@@ -3,10 +3,10 @@
 // threads per slot, threads per block, launch shape, a lone sum's split and
 // the slot order. planKernel is the scheduler layer's answer for the
 // extracted segment (the same rules canSchedule applied to the segment's
-// view). Every width in it is one the generator's lane proof held for
-// (LaneProof below), and every rule that depends on a width (kernel_launch.h)
-// was evaluated at it: the generator builds exactly this plan and decides
-// nothing again.
+// view). With a LaneProof in its options (the runtime's, generateKernel's)
+// every width in it is one the generator's proof held for, and every rule
+// that depends on a width (kernel_launch.h) was evaluated at it: the
+// generator builds exactly this plan and decides nothing again.
 #pragma once
 
 #include <memory>
@@ -43,11 +43,12 @@ struct KernelPlan {
   KernelStrategy strategy = KernelStrategy::Pointwise;
   RowReductionPlan rows;    // Rows: the layout
   TransposePlan transpose;  // Transpose: the tiled dims and staged inputs
-  // Rows: the vector every family takes, and the block at that width.
+  // Rows: the vector every family takes (the families' own vectorWidth
+  // is not used), and the block at that width.
   int64_t rowVectorWidth = 1;
   RowLaunch rowLaunch;
   // The output families; for Pointwise and SerialReduction with their
-  // widest vectors.
+  // vectors.
   std::vector<OutputFamilyPlan> families;
   // Pointwise and SerialReduction (unsplit): threads per block.
   int64_t blockThreads = 128;
@@ -57,7 +58,7 @@ struct KernelPlan {
   SplitSumPlan split;
   // Pointwise and SerialReduction: a block per blockDim slots, so no
   // thread loops (true), or one resident wave whose threads loop over the
-  // slots (false). A sum the generator splits over blocks keeps one wave
+  // slots (false). A sum split over blocks keeps one wave
   // of tiles either way. On an H200 the full grid moved a 1 GiB bf16 x*2+1 at
   // 100.5% of copy bandwidth against 93.4%, and LitGPT RoPE backwards up
   // to 19% faster (phi-3.5's 5% slower; benchmarks/results/*session12*).

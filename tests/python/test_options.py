@@ -71,7 +71,7 @@ def test_host_time_dump_prints_each_segment_kind(monkeypatch, capfd):
 def test_scheduler_params_dump_prints_each_kernel_plan(monkeypatch, capfd):
     """NVFUSER_DUMP=scheduler_params prints the plan the scheduler hands the
     generator: its strategy and launch, and per output family the lanes,
-    and why the lane proof narrowed them (a pad at 1 splits 4 lanes)."""
+    and why the lane proof narrowed them (a pad at 1 splits 2 lanes)."""
     from nvfuser import DataType, FusionDefinition
     with FusionDefinition() as fd:
         x = fd.define_tensor(shape=[-1, -1], dtype=DataType.Float)
@@ -89,6 +89,6 @@ def test_scheduler_params_dump_prints_each_kernel_plan(monkeypatch, capfd):
              if line.startswith("[scheduler_params]")]
     assert len(plans) == 1, out
     assert "(reduction): serial reduction: 128 threads per block" in plans[0]
-    assert ("family 1: output(s) [0], loop [4, 8], 1 lane(s) (4 lanes do "
+    assert ("family 1: output(s) [0], loop [4, 8], 1 lane(s) (2 lanes do "
             "not hold: a pad boundary at 1)") in out
     assert "family 0: output(s) [1], loop [6], 2 lane(s)\n" in out

@@ -346,6 +346,13 @@ void padOneEachSide(Fusion& f) {
   TensorView* x = defineTensor(f, {4, 6}, DataType::Float);
   f.addOutput(pad(x, {1, 1}, nullptr));
 }
+// The sum over dim `axis` of x [rows, cols] padded by one element on each
+// side of its last dim (boundaries at 1 and cols + 1 split every vector).
+void sumOfPadded(Fusion& f, int64_t rows, int64_t cols, int64_t axis) {
+  TensorView* x = defineTensor(f, {rows, cols}, DataType::Float);
+  f.addOutput(
+      reduction(ReductionOpType::Sum, pad(x, {1, 1}, nullptr), {axis}, false));
+}
 }  // namespace
 
 // The scheduler decides the width with the generator's lane proof; the
@@ -375,11 +382,12 @@ TEST(KernelPlanTest, TheLaneProofNarrowsThePlanNotTheGenerator) {
   KernelPlan proven;
   ASSERT_TRUE(planKernel(SchedulerType::PointWise, f, &proven, options));
   EXPECT_EQ(proven.families[0].vectorWidth, 1);
+  // Halved a round at a time: 2 lanes were the last that did not hold.
   EXPECT_EQ(proven.families[0].narrowedBecause,
-            "4 lanes do not hold: a pad boundary at 1");
+            "2 lanes do not hold: a pad boundary at 1");
   KernelSource ks = generateKernel(f, proven, "k", {});
   EXPECT_EQ(ks.families[0].vectorWidth, 1);
-  EXPECT_NE(ks.code.find("(4 lanes do not hold: a pad boundary at 1)"),
+  EXPECT_NE(ks.code.find("(2 lanes do not hold: a pad boundary at 1)"),
             std::string::npos)
       << ks.code;
   // generateKernel(fusion, ...) plans with the proof itself.
@@ -393,9 +401,7 @@ TEST(KernelPlanTest, TheLaneProofNarrowsThePlanNotTheGenerator) {
 // chunks; the pad holds one lane, so 64 slots and 16 chunks.
 TEST(KernelPlanTest, ASplitSumTakesItsFactorAtTheProvenWidth) {
   Fusion f;
-  TensorView* x = defineTensor(f, {2048, 62}, DataType::Float);
-  f.addOutput(
-      reduction(ReductionOpType::Sum, pad(x, {1, 1}, nullptr), {0}, false));
+  sumOfPadded(f, 2048, 62, 0);
   KernelPlanOptions options;
   options.device.smCount = 1;
   KernelPlan unproven;
@@ -444,6 +450,90 @@ TEST(KernelPlanTest, PlansPrintTheirStrategyLaunchAndFamilies) {
             "transpose: 32 x 32 tiles over output dims 0 and 1, input(s) [0] "
             "staged in shared memory\n"
             "  family 0: output(s) [0], loop [96, 64], 1 lane(s)");
+}
+
+// Threads per slot follow the slots at the proven width. Sums over the
+// 1024 rows of x [1024, 62] padded to 64 columns, next to a second output
+// (so no split), on a device of 128 resident threads: 4 lanes would make
+// 16 slots and groups of 8 threads; the pad holds one lane, so 64 slots
+// and groups of 2.
+TEST(KernelPlanTest, ThreadsPerSlotFollowTheProvenWidth) {
+  Fusion f;
+  sumOfPadded(f, 1024, 62, 0);
+  TensorView* y = defineTensor(f, {64}, DataType::Float);
+  f.addOutput(unaryOp(UnaryOpType::Neg, y));
+  KernelPlanOptions options;
+  options.device.smCount = 1;
+  options.device.residentThreadsPerSm = 128;
+  KernelPlan unproven;
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, f, &unproven, options));
+  ASSERT_EQ(unproven.families.size(), 1u);
+  EXPECT_EQ(unproven.split.sum, nullptr);
+  EXPECT_EQ(unproven.families[0].vectorWidth, 4);
+  EXPECT_EQ(unproven.families[0].threadsPerSlot, 8);
+  options.laneProof = generatorLaneProof();
+  KernelPlan proven;
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, f, &proven, options));
+  EXPECT_EQ(proven.families[0].vectorWidth, 1);
+  EXPECT_EQ(proven.families[0].threadsPerSlot, 2);
+  EXPECT_EQ(generateKernel(f, proven, "k", {}).families[0].threadsPerSlot, 2);
+}
+
+// Rows narrow as a whole, their launch with them: row sums of x [64, 254]
+// padded to 256 columns read 4 floats per lane where the pad allows.
+TEST(KernelPlanTest, RowsTakeTheirLaunchAtTheProvenWidth) {
+  Fusion f;
+  sumOfPadded(f, 64, 254, 1);
+  KernelPlanOptions options;
+  options.laneProof = generatorLaneProof();
+  KernelPlan plan;
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, f, &plan, options));
+  ASSERT_EQ(plan.strategy, KernelStrategy::Rows);
+  EXPECT_EQ(plan.rowVectorWidth, 1);
+  EXPECT_EQ(plan.rowLaunch, rowLaunch(plan.rows, 1));
+  EXPECT_EQ(plan.families[0].narrowedBecause,
+            "2 lanes do not hold: a pad boundary at 1");
+  KernelSource ks = generateKernel(f, plan, "k", {});
+  EXPECT_EQ(ks.families[0].vectorWidth, 1);
+  EXPECT_EQ(ks.block, rowLaunch(plan.rows, 1).threads);
+}
+
+// A loop output's own family keeps its width when the family it is stored
+// in narrows (review of the lane proof: the cap of the host family leaked
+// to the output's original family, and from there to its other outputs).
+// x [8, 254] padded to 256: r sums it over the 8 rows and the padded value
+// itself is stored in r's loop; p = -y of y [8, 256] is a family of its own
+// and nothing about it splits a vector.
+TEST(KernelPlanTest, ANarrowedLoopDoesNotNarrowAnotherFamily) {
+  Fusion f;
+  TensorView* x = defineTensor(f, {8, 254}, DataType::Float);
+  TensorView* y = defineTensor(f, {8, 256}, DataType::Float);
+  TensorView* padded = pad(x, {1, 1}, nullptr);
+  f.addOutput(reduction(ReductionOpType::Sum, padded, {0}, false));
+  f.addOutput(padded);
+  f.addOutput(unaryOp(UnaryOpType::Neg, y));
+  KernelPlanOptions options;
+  options.device.smCount = 1;
+  options.device.residentThreadsPerSm = 512;
+  options.laneProof = generatorLaneProof();
+  KernelPlan plan;
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, f, &plan, options));
+  const OutputFamilyPlan* host = nullptr;
+  const OutputFamilyPlan* negated = nullptr;
+  for (const OutputFamilyPlan& fam : plan.families) {
+    if (fam.outputs == std::vector<size_t>{0}) {
+      host = &fam;
+    }
+    if (fam.outputs == std::vector<size_t>{2}) {
+      negated = &fam;
+    }
+  }
+  ASSERT_NE(host, nullptr) << toString(plan);
+  ASSERT_NE(negated, nullptr) << toString(plan);
+  ASSERT_EQ(host->loopOutputs.size(), 1u) << toString(plan);
+  EXPECT_EQ(host->vectorWidth, 1);
+  EXPECT_EQ(negated->vectorWidth, 4) << toString(plan);
+  EXPECT_TRUE(negated->narrowedBecause.empty()) << toString(plan);
 }
 
 }  // namespace nvfuser

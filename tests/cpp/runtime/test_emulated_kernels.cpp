@@ -93,11 +93,12 @@ TEST(EmulatedKernelTest, VectorizedLayoutsAndRotateHalf) {
 
 // Inside a reduction loop, pads and cats compute their parts without
 // branches, loads predicated on each part's range. A part that cannot keep
-// two lanes (a pad of width 2 then 1) throws mid-way and is generated again
-// with one: the retry must not inherit the abandoned try's predicate (it
-// did, and "i1 < 6 && i1 >= 6" zeroed the cat's second half; fuzz seed 12,
-// when every pad and cat was predicated).
-TEST(EmulatedKernelTest, PredicatedLoadsSurviveANarrowerRetry) {
+// two lanes (a pad of width 2 then 1) throws mid-way through the lane
+// proof; the plan takes one lane, and the kernel must not inherit the
+// abandoned proof's predicate (when the generator retried narrower itself
+// it did, and "i1 < 6 && i1 >= 6" zeroed the cat's second half; fuzz seed
+// 12, when every pad and cat was predicated).
+TEST(EmulatedKernelTest, PredicatedLoadsSurviveAFailedLaneProof) {
   Fusion f;
   TensorView* a = defineTensor(f, {5, 3, 2}, DataType::Double);
   TensorView* b = defineTensor(f, {5, 3, 2}, DataType::Double);
