@@ -8,7 +8,8 @@ PYTHON="${NVFUSER_PYTHON:-/usr/bin/python3}"
 BUILD_DIR="${NVFUSER_BUILD_DIR:-$ROOT/build}"
 
 PACKAGES="cmake ninja-build g++ libgtest-dev libbenchmark-dev libtorch-dev
-python3-torch pybind11-dev python3-pybind11 python3-pytest python3-networkx"
+python3-torch pybind11-dev python3-pybind11 python3-pytest python3-networkx
+clang libclang-rt-14-dev"
 if [ -z "${NVFUSER_SKIP_APT:-}" ] && command -v dpkg >/dev/null 2>&1; then
   missing=""
   for p in $PACKAGES; do
