@@ -147,10 +147,12 @@ std::string temporaryName(uint64_t uniqueNumber) {
          std::to_string(uniqueNumber) + "-" + noise;
 }
 
-OwnedFile rejectedFile(OwnedFile file, std::string reason) {
+// By reference: callers build the reason from the file (its type, errno)
+// in the same call, and a by-value parameter may be moved into first.
+OwnedFile rejectedFile(OwnedFile&& file, std::string reason) {
   file.outcome = OwnedFile::Outcome::Rejected;
   file.reason = std::move(reason);
-  return file;
+  return std::move(file);
 }
 }  // namespace
 
