@@ -20,10 +20,11 @@ set(sees_codegen ${sees_scheduler} codegen)
 set(sees_compiler ${sees_scheduler} segmenter codegen compiler)
 set(sees_runtime ${sees_compiler} runtime)
 set(sees_python ${sees_runtime} python)
-set(layers common ir ops analysis scheduler segmenter codegen compiler runtime)
+set(layers common ir ops analysis scheduler segmenter codegen compiler runtime
+    python)
 
 set(violations "")
-foreach(layer ${layers} python)
+foreach(layer ${layers})
   if(layer STREQUAL "common")
     file(GLOB files ${SOURCE_DIR}/csrc/*.h ${SOURCE_DIR}/csrc/*.cpp)
   elseif(layer STREQUAL "python")

@@ -13,11 +13,14 @@ BUILD_DIR="${NVFUSER_BUILD_DIR:-$ROOT/build}"
 echo "[test] C++ tests"
 (cd "$BUILD_DIR" && ctest --output-on-failure -j"$(nproc)")
 if [ -z "${NVFUSER_SKIP_SANITIZE:-}" ]; then
-  # Clang where setup.sh could install it; g++ otherwise, said aloud.
+  # Clang where it links a sanitized program (setup.sh installs it and its
+  # sanitizer runtime); g++ otherwise, said aloud.
   ASAN_CXX=/usr/bin/clang++
   ASAN_DIR="$BUILD_DIR-asan-clang"
-  if [ ! -x "$ASAN_CXX" ]; then
-    echo "[test] clang++ not found: the sanitizer build uses g++ (argument-order dependence goes unchecked)"
+  if ! { [ -x "$ASAN_CXX" ] && echo 'int main() { return 0; }' |
+         "$ASAN_CXX" -x c++ -fsanitize=address,undefined - \
+           -o "${TMPDIR:-/tmp}/nvfuser-clang-check" >/dev/null 2>&1; }; then
+    echo "[test] clang++ cannot link a sanitized program here: the sanitizer build uses g++ (argument-order dependence goes unchecked)"
     ASAN_CXX=/usr/bin/g++
     ASAN_DIR="$BUILD_DIR-asan"
   fi

@@ -72,6 +72,26 @@ int64_t capOf(const std::vector<size_t>& outputs, const WidthCaps& caps) {
 }
 }  // namespace
 
+int64_t familyVectorWidth(const Fusion& segment, const OutputFamilyPlan& fam,
+                          bool vectorize, const WidthCaps& widthCaps) {
+  if (!vectorize) {
+    return 1;
+  }
+  const InputBytes in = inputBytes(segment);
+  const bool reduction = reduces(segment);
+  const int64_t storeBytes = reduction ? 32 : 16;
+  int64_t outBytes = 1;
+  for (size_t o : fam.outputs) {
+    outBytes = std::max(outBytes, dataTypeSize(segment.outputs()[o]->dtype()));
+  }
+  int64_t v = std::min<int64_t>(storeBytes / outBytes, 64 / in.widest);
+  if (reduction) {
+    v = std::min<int64_t>(v, 16 / in.narrowest);
+  }
+  v = std::min(v, capOf(fam.outputs, widthCaps));
+  return dividing(v, fam.loop.empty() ? 1 : fam.loop.back());
+}
+
 std::vector<OutputFamilyPlan> planOutputFamilies(const Fusion& segment,
                                                  bool vectorize,
                                                  const WidthCaps& widthCaps) {
@@ -88,24 +108,8 @@ std::vector<OutputFamilyPlan> planOutputFamilies(const Fusion& segment,
     }
     fam->outputs.push_back(o);
   }
-  if (!vectorize) {
-    return families;
-  }
-  const InputBytes in = inputBytes(segment);
-  const bool reduction = reduces(segment);
-  const int64_t storeBytes = reduction ? 32 : 16;
   for (OutputFamilyPlan& fam : families) {
-    int64_t outBytes = 1;
-    for (size_t o : fam.outputs) {
-      outBytes =
-          std::max(outBytes, dataTypeSize(segment.outputs()[o]->dtype()));
-    }
-    int64_t v = std::min<int64_t>(storeBytes / outBytes, 64 / in.widest);
-    if (reduction) {
-      v = std::min<int64_t>(v, 16 / in.narrowest);
-    }
-    v = std::min(v, capOf(fam.outputs, widthCaps));
-    fam.vectorWidth = dividing(v, fam.loop.empty() ? 1 : fam.loop.back());
+    fam.vectorWidth = familyVectorWidth(segment, fam, vectorize, widthCaps);
   }
   return families;
 }

@@ -58,8 +58,8 @@ struct OutputFamilyPlan {
   // The widest the family's bytes allow (16-byte stores, loads of at most
   // 64 bytes), capped where the lane proof did not hold for a wider one.
   int64_t vectorWidth = 1;
-  // Why a wider vector did not hold ("8 lanes do not hold: a pad boundary
-  // at 1"), for the kernel's comments; empty when the bytes decided.
+  // Why a wider vector did not hold ("4 lanes do not hold: a pad boundary
+  // at 2"), for the kernel's comments; empty when the bytes decided.
   std::string narrowedBecause;
   // Adjacent threads that share each slot, splitting its outermost serial
   // reduction loops (slot_threads.h); 1 for pointwise kernels.
@@ -79,6 +79,9 @@ using WidthCaps = std::map<size_t, int64_t>;
 std::vector<OutputFamilyPlan> planOutputFamilies(const Fusion& segment,
                                                  bool vectorize,
                                                  const WidthCaps& widthCaps);
+// The rule above for one family, from the outputs it has now.
+int64_t familyVectorWidth(const Fusion& segment, const OutputFamilyPlan& fam,
+                          bool vectorize, const WidthCaps& widthCaps);
 
 // The widest vector of a row kernel: from the full-row outputs' 16-byte
 // stores; with row-shaped outputs only, from the inputs' 16-byte loads.

@@ -1,5 +1,6 @@
 #include "scheduler/kernel_plan.h"
 
+#include <algorithm>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -73,6 +74,43 @@ void planRows(const Fusion& segment, const KernelPlanOptions& options,
   plan->rowLaunch = rowLaunch(plan->rows, plan->rowVectorWidth);
 }
 
+// Serial reductions: a lone sum's split, families heaviest first, outputs
+// stored in loops, slot order, threads per slot.
+void planSerialReduction(const Fusion& segment,
+                         const KernelPlanOptions& options,
+                         const WidthCaps& caps, KernelPlan* plan) {
+  plan->strategy = KernelStrategy::SerialReduction;
+  {
+    std::vector<const Val*> outputs(segment.outputs().begin(),
+                                    segment.outputs().end());
+    std::vector<const Expr*> exprs(segment.exprs().begin(),
+                                   segment.exprs().end());
+    plan->split = planSplitSum(splittableSum(outputs, exprs), options.device);
+  }
+  if (plan->split.sum != nullptr) {  // the only output, so one family
+    const OutputFamilyPlan& f = plan->families.at(0);
+    plan->split.factor = plan->split.factorFor(f.numel / f.vectorWidth);
+  }
+  if (options.heavyFamiliesFirst) {
+    orderFamiliesByWork(segment, &plan->families);
+  }
+  if (options.loopOutputs && plan->split.sum == nullptr) {
+    planLoopOutputs(segment, options.device, &plan->families);
+    // A family that lost outputs to a loop takes the width its own
+    // outputs allow (a capped output that moved no longer limits it).
+    for (OutputFamilyPlan& f : plan->families) {
+      if (f.loopOutputs.empty()) {
+        f.vectorWidth = familyVectorWidth(segment, f, options.vectorize, caps);
+      }
+    }
+  }
+  planSlots(segment, options, plan);
+  if (options.threadsPerSlot && plan->split.sum == nullptr) {
+    planThreadsPerSlot(segment, plan->interleavedCats, options.device,
+                       &plan->families);
+  }
+}
+
 // The plan at the widths `caps` allow, every width-dependent rule
 // evaluated at them.
 Decision planAtWidths(SchedulerType type, const Fusion& segment,
@@ -121,30 +159,7 @@ Decision planAtWidths(SchedulerType type, const Fusion& segment,
         planRows(segment, options, caps, plan);
         return Decision::yes();
       }
-      plan->strategy = KernelStrategy::SerialReduction;
-      {
-        std::vector<const Val*> outputs(segment.outputs().begin(),
-                                        segment.outputs().end());
-        std::vector<const Expr*> exprs(segment.exprs().begin(),
-                                       segment.exprs().end());
-        plan->split =
-            planSplitSum(splittableSum(outputs, exprs), options.device);
-      }
-      if (plan->split.sum != nullptr) {  // the only output, so one family
-        const OutputFamilyPlan& f = plan->families.at(0);
-        plan->split.factor = plan->split.factorFor(f.numel / f.vectorWidth);
-      }
-      if (options.heavyFamiliesFirst) {
-        orderFamiliesByWork(segment, &plan->families);
-      }
-      if (options.loopOutputs && plan->split.sum == nullptr) {
-        planLoopOutputs(segment, options.device, &plan->families);
-      }
-      planSlots(segment, options, plan);
-      if (options.threadsPerSlot && plan->split.sum == nullptr) {
-        planThreadsPerSlot(segment, plan->interleavedCats, options.device,
-                           &plan->families);
-      }
+      planSerialReduction(segment, options, caps, plan);
       return Decision::yes();
     default:
       return Decision::no(std::string(toString(type)) +
@@ -152,8 +167,48 @@ Decision planAtWidths(SchedulerType type, const Fusion& segment,
   }
 }
 
+// The outputs of family f (whose width does not hold) to blame, each with
+// its reason: each output's own proof, the family's other outputs split off
+// into a family of their own, so that an output nothing splits keeps its
+// width (and another round, where the culprit may have moved into a loop,
+// does not inherit it). All of them with the family's reason where it
+// stores loop outputs (they need its reductions) or no one fails alone.
+std::map<size_t, std::string> blamedOutputs(const Fusion& segment,
+                                            const LaneProof& proof,
+                                            const KernelPlan& plan, size_t f,
+                                            const std::string& reason) {
+  const OutputFamilyPlan& fam = plan.families[f];
+  std::map<size_t, std::string> blamed;
+  if (plan.strategy != KernelStrategy::Rows && fam.outputs.size() > 1 &&
+      fam.loopOutputs.empty()) {
+    for (size_t o : fam.outputs) {
+      KernelPlan trial = plan;
+      OutputFamilyPlan rest = fam;
+      rest.outputs.erase(
+          std::find(rest.outputs.begin(), rest.outputs.end(), o));
+      trial.families[f].outputs = {o};
+      trial.families.push_back(rest);
+      std::string own;
+      if (!proof.holds(segment, trial, f, &own)) {
+        blamed[o] = own;
+      }
+    }
+  }
+  if (blamed.empty()) {
+    std::vector<size_t> outputs = fam.outputs;
+    if (plan.strategy == KernelStrategy::Rows) {
+      outputs.resize(segment.outputs().size());
+      std::iota(outputs.begin(), outputs.end(), 0);
+    }
+    for (size_t o : outputs) {
+      blamed[o] = reason;
+    }
+  }
+  return blamed;
+}
+
 // Halves the width of every family of `plan` that the proof says does not
-// hold, as a cap on its own outputs (Rows: on every output), with the
+// hold, as a cap on the outputs to blame (Rows: on every output), with the
 // reason; the next round plans again at the caps, so every question the
 // proof answers is about a plan that may run. False if every width held.
 bool capUnprovenWidths(const Fusion& segment, const LaneProof& proof,
@@ -170,22 +225,37 @@ bool capUnprovenWidths(const Fusion& segment, const LaneProof& proof,
       continue;
     }
     capped = true;
-    std::vector<size_t> outputs = plan.families[f].outputs;
-    if (rows) {
-      outputs.resize(segment.outputs().size());
-      std::iota(outputs.begin(), outputs.end(), 0);
-    }
-    for (size_t o : outputs) {
+    for (const auto& [o, because] :
+         blamedOutputs(segment, proof, plan, f, reason)) {
       int64_t& cap = caps->try_emplace(o, width).first->second;
       // The family's width is at most each of its outputs' caps, so every
       // round lowers one: the rounds end.
       NVF_ASSERT(cap >= width, "output ", o, " planned at ", width,
                  " lanes past its cap of ", cap);
       cap = width / 2;
-      (*why)[o] = std::to_string(width) + " lanes do not hold: " + reason;
+      (*why)[o] = std::to_string(width) + " lanes do not hold: " + because;
     }
   }
   return capped;
+}
+
+// Each family's reason: that of an output whose cap is its width.
+void explainNarrowedFamilies(const WidthCaps& caps,
+                             const std::map<size_t, std::string>& why,
+                             KernelPlan* plan) {
+  for (OutputFamilyPlan& f : plan->families) {
+    const int64_t width = plan->strategy == KernelStrategy::Rows
+                              ? plan->rowVectorWidth
+                              : f.vectorWidth;
+    for (size_t o : f.outputs) {
+      auto c = caps.find(o);
+      auto w = why.find(o);
+      if (c != caps.end() && w != why.end() && c->second == width) {
+        f.narrowedBecause = w->second;
+        break;
+      }
+    }
+  }
 }
 }  // namespace
 
@@ -203,11 +273,7 @@ Decision planKernel(SchedulerType type, const Fusion& segment, KernelPlan* plan,
     if (!d || options.laneProof == nullptr ||
         plan->strategy == KernelStrategy::Transpose ||
         !capUnprovenWidths(segment, *options.laneProof, *plan, &caps, &why)) {
-      for (OutputFamilyPlan& f : plan->families) {
-        if (auto w = why.find(f.outputs.at(0)); w != why.end()) {
-          f.narrowedBecause = w->second;
-        }
-      }
+      explainNarrowedFamilies(caps, why, plan);
       return d;
     }
   }

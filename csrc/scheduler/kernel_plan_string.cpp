@@ -39,6 +39,15 @@ void printRows(std::ostream& os, const KernelPlan& plan) {
     os << " (" << plan.families[0].narrowedBecause << ")";
   }
 }
+// A split sum's kernel (serial_reduction_kernel_generator.cpp): blocks of
+// kBlock threads, each a tile of vectors by chunks.
+void printSplit(std::ostream& os, const SplitSumPlan& split) {
+  const int64_t perBlock = SplitSumPlan::chunksPerBlock(split.factor);
+  os << ": " << split.sum->output(0)->ref() << " split over dim " << split.axis
+     << " in " << split.factor << " chunks, blocks of " << SplitSumPlan::kBlock
+     << " threads each summing a tile of " << SplitSumPlan::kBlock / perBlock
+     << " vectors x " << perBlock << " chunks, one wave";
+}
 }  // namespace
 
 std::string toString(const KernelPlan& plan) {
@@ -55,13 +64,13 @@ std::string toString(const KernelPlan& plan) {
       break;
     case KernelStrategy::Pointwise:
     case KernelStrategy::SerialReduction:
-      os << ": " << plan.blockThreads << " threads per block, "
-         << (plan.fullGrid
-                 ? "a block per " + std::to_string(plan.blockThreads) + " slots"
-                 : std::string("one looping wave"));
       if (plan.split.sum != nullptr && plan.split.factor > 1) {
-        os << ", " << plan.split.sum->output(0)->ref() << " split over dim "
-           << plan.split.axis << " in " << plan.split.factor << " chunks";
+        printSplit(os, plan.split);
+      } else {
+        os << ": " << plan.blockThreads << " threads per block, "
+           << (plan.fullGrid ? "a block per " +
+                                   std::to_string(plan.blockThreads) + " slots"
+                             : std::string("one looping wave"));
       }
       for (const InterleavedCat& c : plan.interleavedCats) {
         os << ", output " << c.output << "'s slots in cat order (" << c.extent

@@ -120,8 +120,7 @@ int64_t longestReducedDim(const ReductionOp* r) {
 // threads (a memory-bound loop keeps its bandwidth there).
 bool fillsDevice(const OutputFamilyPlan& family, const ReductionOp* r,
                  const DeviceTraits& device) {
-  const int64_t slots =
-      family.numel / std::max<int64_t>(family.vectorWidth, 1);
+  const int64_t slots = family.numel / std::max<int64_t>(family.vectorWidth, 1);
   const int64_t lanes = std::min<int64_t>(32, longestReducedDim(r));
   return 2 * slots * lanes >= device.residentThreads();
 }

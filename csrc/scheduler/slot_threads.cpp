@@ -49,8 +49,7 @@ int64_t threadsPerSlot(const Fusion& segment, const OutputFamilyPlan& family,
     }
   }
   const double reads = serialReadsPerElement(segment, family);
-  const int64_t slots =
-      family.numel / std::max<int64_t>(family.vectorWidth, 1);
+  const int64_t slots = family.numel / std::max<int64_t>(family.vectorWidth, 1);
   const int64_t resident = device.residentThreads();
   const FamilyReductions reductions = familyReductions(segment, family);
   if (!reductions.shuffle) {
