@@ -47,6 +47,11 @@ KernelSource KernelValueBuilder::beginKernel(const std::string& name,
   return ks;
 }
 
+std::string KernelValueBuilder::narrowedNote(size_t f) const {
+  const std::string& why = plan_.families.at(f).narrowedBecause;
+  return why.empty() ? "" : " (" + why + ")";
+}
+
 void KernelValueBuilder::resetBody(int64_t v) {
   lanes_ = v;
   body_.str("");

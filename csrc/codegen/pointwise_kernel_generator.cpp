@@ -24,13 +24,9 @@ KernelSource PointwiseKernelGenerator::generate(const std::string& name) {
 bool PointwiseKernelGenerator::provesLanes(size_t f, std::string* why) {
   std::string params;
   KernelSource ks = beginKernel("lane_proof", &params);
-  try {
-    familyBody(ks.families.at(f), ks.families.at(f).vectorWidth);
-    return true;
-  } catch (const NotVectorizable& e) {
-    *why = e.why;
-    return false;
-  }
+  takePlan(ks);
+  const OutputFamily& fam = ks.families.at(f);
+  return lanesHold([&] { familyBody(fam, fam.vectorWidth); }, why);
 }
 
 std::vector<std::string> PointwiseKernelGenerator::plannedFamilyBodies(
@@ -166,11 +162,6 @@ void PointwiseKernelGenerator::writeOutput(
     x = emit(tv->dtype(), true, x.name);
   }
   line(storer + "nvf_vstore(" + out + " + i, " + x.name + ");");
-}
-
-std::string PointwiseKernelGenerator::narrowedNote(size_t f) const {
-  const std::string& why = plan_.families.at(f).narrowedBecause;
-  return why.empty() ? "" : " (" + why + ")";
 }
 
 // The plan's slot order (scheduler/interleaved_cat.h: catSlotOrder) at the

@@ -24,9 +24,9 @@ class PointwiseKernelGenerator : public KernelValueBuilder {
   // Each family's body at the plan's width, in order.
   std::vector<std::string> plannedFamilyBodies(const KernelSource& ks);
   std::string plannedFamilyBody(const OutputFamily& fam);
-  // " (8 lanes do not hold: why)" where the lane proof narrowed family f,
-  // else "".
-  std::string narrowedNote(size_t f) const;
+  // What a strategy takes from the plan before it builds bodies, for
+  // generate and the lane proof alike (a serial reduction: the split).
+  virtual void takePlan(const KernelSource& /*ks*/) {}
   // The body of one family for slot-relative element index `i`, with v
   // lanes; throws NotVectorizable when v lanes cannot be proven contiguous.
   std::string familyBody(const OutputFamily& family, int64_t v);

@@ -24,13 +24,7 @@ bool RowKernelGenerator::provesLanes(size_t, std::string* why) {
   std::string params;
   beginKernel("lane_proof", &params);
   takeLaunch();
-  try {
-    rowBody(plan_.rows, plan_.rowVectorWidth);
-    return true;
-  } catch (const NotVectorizable& e) {
-    *why = e.why;
-    return false;
-  }
+  return lanesHold([&] { rowBody(plan_.rows, plan_.rowVectorWidth); }, why);
 }
 
 KernelSource RowKernelGenerator::generate(const std::string& name) {
@@ -70,10 +64,7 @@ KernelSource RowKernelGenerator::generate(const std::string& name) {
        << "  __shared__ double nvf_smem[64];  // two buffers of 32 warps\n"
        << columnSumPrologue(plan) << "  // one block per row of "
        << plan.rowLength << " elements, " << v << " lane(s) per thread"
-       << (plan_.families.at(0).narrowedBecause.empty()
-               ? ""
-               : " (" + plan_.families.at(0).narrowedBecause + ")")
-       << "\n"
+       << narrowedNote(0) << "\n"
        << "  for (" << indexType_ << " row = blockIdx.x; row < " << plan.numRows
        << "; row += gridDim.x) {\n"
        << body << "  }\n"

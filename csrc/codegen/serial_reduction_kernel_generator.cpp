@@ -14,7 +14,7 @@ namespace codegen_detail {
 KernelSource SerialReductionKernelGenerator::generate(const std::string& name) {
   std::string params;
   KernelSource ks = beginKernel(name, &params);
-  takeSplit(ks);
+  takePlan(ks);
   if (split_ > 1) {
     std::string body = plannedFamilyBody(ks.families[0]);  // chunked loops
     return generateSplit(std::move(ks), params, body);
@@ -24,20 +24,7 @@ KernelSource SerialReductionKernelGenerator::generate(const std::string& name) {
   return slotKernel(std::move(ks), params, bodies);
 }
 
-bool SerialReductionKernelGenerator::provesLanes(size_t f, std::string* why) {
-  std::string params;
-  KernelSource ks = beginKernel("lane_proof", &params);
-  takeSplit(ks);
-  try {
-    familyBody(ks.families.at(f), ks.families.at(f).vectorWidth);
-    return true;
-  } catch (const NotVectorizable& e) {
-    *why = e.why;
-    return false;
-  }
-}
-
-void SerialReductionKernelGenerator::takeSplit(const KernelSource& ks) {
+void SerialReductionKernelGenerator::takePlan(const KernelSource& ks) {
   // The plan splits only a lone sum (splittableSum): the only output, so
   // the only family.
   NVF_ASSERT(plan_.split.sum == nullptr || ks.families.size() == 1,

@@ -19,7 +19,6 @@ class SerialReductionKernelGenerator : public PointwiseKernelGenerator {
   using PointwiseKernelGenerator::PointwiseKernelGenerator;
 
   KernelSource generate(const std::string& name) override;
-  bool provesLanes(size_t f, std::string* why) override;
 
  protected:
   // A split sum writes its chunk's partial sums (nvf_p), not the output.
@@ -32,10 +31,12 @@ class SerialReductionKernelGenerator : public PointwiseKernelGenerator {
   LoopRange reductionLoopRange(int64_t dim,
                                const std::string& r) const override;
 
- private:
+ protected:
   // The plan's split (its factor at the family's width) into split_ and
   // the members after it.
-  void takeSplit(const KernelSource& ks);
+  void takePlan(const KernelSource& ks) override;
+
+ private:
   // Fills streamed_: inputs with as many distinct elements as the fusion's
   // largest tensor (its iteration space).
   void findStreamedInputs();

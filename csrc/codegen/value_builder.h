@@ -119,6 +119,19 @@ std::string plannedBody(int64_t width, Generate generate) {
   }
 }
 
+// The lane proof's answer (provesLanes): whether `build` builds a body
+// without a NotVectorizable, whose reason goes to `why`.
+template <typename Build>
+bool lanesHold(Build build, std::string* why) {
+  try {
+    build();
+    return true;
+  } catch (const NotVectorizable& e) {
+    *why = e.why;
+    return false;
+  }
+}
+
 // A strategy's generator: the builder plus how its kernel covers the
 // output (generate()).
 class KernelValueBuilder {
@@ -146,6 +159,9 @@ class KernelValueBuilder {
   std::string declareParameters(KernelSource& ks);
   // 32-bit unsigned index math when every offset fits (indexType_).
   void chooseIndexType();
+  // " (4 lanes do not hold: why)" where the lane proof narrowed family f,
+  // else "": for the kernel's comments.
+  std::string narrowedNote(size_t f) const;
   // Elements of the fusion's largest tensor (its iteration space).
   int64_t largestTensorNumel() const;
   // Starts a body of v lanes: no statements, one empty scope.

@@ -72,24 +72,33 @@ int64_t capOf(const std::vector<size_t>& outputs, const WidthCaps& caps) {
 }
 }  // namespace
 
-int64_t familyVectorWidth(const Fusion& segment, const OutputFamilyPlan& fam,
-                          bool vectorize, const WidthCaps& widthCaps) {
-  if (!vectorize) {
-    return 1;
-  }
+void setFamilyVectorWidths(const Fusion& segment, bool vectorize,
+                           const WidthCaps& widthCaps,
+                           std::vector<OutputFamilyPlan>* families) {
+  // Walks of the segment, once for all families.
   const InputBytes in = inputBytes(segment);
   const bool reduction = reduces(segment);
   const int64_t storeBytes = reduction ? 32 : 16;
-  int64_t outBytes = 1;
-  for (size_t o : fam.outputs) {
-    outBytes = std::max(outBytes, dataTypeSize(segment.outputs()[o]->dtype()));
+  for (OutputFamilyPlan& fam : *families) {
+    if (!fam.loopOutputs.empty()) {
+      continue;  // narrowed by what its loops store (loop_outputs.h)
+    }
+    if (!vectorize) {
+      fam.vectorWidth = 1;
+      continue;
+    }
+    int64_t outBytes = 1;
+    for (size_t o : fam.outputs) {
+      outBytes =
+          std::max(outBytes, dataTypeSize(segment.outputs()[o]->dtype()));
+    }
+    int64_t v = std::min<int64_t>(storeBytes / outBytes, 64 / in.widest);
+    if (reduction) {
+      v = std::min<int64_t>(v, 16 / in.narrowest);
+    }
+    v = std::min(v, capOf(fam.outputs, widthCaps));
+    fam.vectorWidth = dividing(v, fam.loop.empty() ? 1 : fam.loop.back());
   }
-  int64_t v = std::min<int64_t>(storeBytes / outBytes, 64 / in.widest);
-  if (reduction) {
-    v = std::min<int64_t>(v, 16 / in.narrowest);
-  }
-  v = std::min(v, capOf(fam.outputs, widthCaps));
-  return dividing(v, fam.loop.empty() ? 1 : fam.loop.back());
 }
 
 std::vector<OutputFamilyPlan> planOutputFamilies(const Fusion& segment,
@@ -108,9 +117,7 @@ std::vector<OutputFamilyPlan> planOutputFamilies(const Fusion& segment,
     }
     fam->outputs.push_back(o);
   }
-  for (OutputFamilyPlan& fam : families) {
-    fam.vectorWidth = familyVectorWidth(segment, fam, vectorize, widthCaps);
-  }
+  setFamilyVectorWidths(segment, vectorize, widthCaps, &families);
   return families;
 }
 

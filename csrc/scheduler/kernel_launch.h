@@ -79,9 +79,11 @@ using WidthCaps = std::map<size_t, int64_t>;
 std::vector<OutputFamilyPlan> planOutputFamilies(const Fusion& segment,
                                                  bool vectorize,
                                                  const WidthCaps& widthCaps);
-// The rule above for one family, from the outputs it has now.
-int64_t familyVectorWidth(const Fusion& segment, const OutputFamilyPlan& fam,
-                          bool vectorize, const WidthCaps& widthCaps);
+// The rule above for each family without loop outputs, from the outputs
+// it has now.
+void setFamilyVectorWidths(const Fusion& segment, bool vectorize,
+                           const WidthCaps& widthCaps,
+                           std::vector<OutputFamilyPlan>* families);
 
 // The widest vector of a row kernel: from the full-row outputs' 16-byte
 // stores; with row-shaped outputs only, from the inputs' 16-byte loads.

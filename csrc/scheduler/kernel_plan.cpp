@@ -98,11 +98,7 @@ void planSerialReduction(const Fusion& segment,
     planLoopOutputs(segment, options.device, &plan->families);
     // A family that lost outputs to a loop takes the width its own
     // outputs allow (a capped output that moved no longer limits it).
-    for (OutputFamilyPlan& f : plan->families) {
-      if (f.loopOutputs.empty()) {
-        f.vectorWidth = familyVectorWidth(segment, f, options.vectorize, caps);
-      }
-    }
+    setFamilyVectorWidths(segment, options.vectorize, caps, &plan->families);
   }
   planSlots(segment, options, plan);
   if (options.threadsPerSlot && plan->split.sum == nullptr) {
@@ -270,8 +266,8 @@ Decision planKernel(SchedulerType type, const Fusion& segment, KernelPlan* plan,
   std::map<size_t, std::string> why;
   for (;;) {
     Decision d = planAtWidths(type, segment, options, caps, plan);
+    // (A transpose plan's widths are 1: nothing to ask.)
     if (!d || options.laneProof == nullptr ||
-        plan->strategy == KernelStrategy::Transpose ||
         !capUnprovenWidths(segment, *options.laneProof, *plan, &caps, &why)) {
       explainNarrowedFamilies(caps, why, plan);
       return d;
