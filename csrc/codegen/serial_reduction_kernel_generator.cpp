@@ -116,6 +116,26 @@ std::string lastTileMovesSumsOut(const std::string& colTile, int64_t chunkTiles,
        << "    }\n";
   return code.str();
 }
+
+// A tile's partial sums in shared memory, one row of them per group of
+// threads, summed per column: into the output, or into the workspace when
+// several tiles share the column.
+std::string tileSumsOut(int64_t perBlock, int64_t tileElems,
+                        const std::string& col, const std::string& inRange,
+                        bool toWorkspace, DataType acc, DataType outType) {
+  std::ostringstream code;
+  code << "    __syncthreads();\n"
+       << "    for (unsigned e = threadIdx.x; e < " << tileElems
+       << "; e += blockDim.x) {\n"
+       << "      " << cudaType(acc) << " s = nvf_part[e];\n"
+       << "      for (int w = 1; w < " << perBlock
+       << "; ++w) s += nvf_part[w * " << tileElems << " + e];\n"
+       << "      " << col << "      " << inRange
+       << (toWorkspace ? "atomicAdd(nvf_acc + col, s);\n"
+                       : "out0[col] = " + castExpr(acc, outType, "s") + ";\n")
+       << "    }\n";
+  return code.str();
+}
 }  // namespace
 
 KernelSource SerialReductionKernelGenerator::generateSplit(
@@ -182,17 +202,8 @@ KernelSource SerialReductionKernelGenerator::generateSplit(
        << "    #pragma unroll\n"
        << "    for (int u = 0; u < " << vs << "; ++u) nvf_part[threadIdx.x * "
        << vs << " + u] = nvf_p[u];\n"
-       << "    __syncthreads();\n"
-       << "    for (unsigned e = threadIdx.x; e < " << tileElems
-       << "; e += blockDim.x) {\n"
-       << "      " << t << " s = nvf_part[e];\n"
-       << "      for (int w = 1; w < " << perBlock
-       << "; ++w) s += nvf_part[w * " << tileElems << " + e];\n"
-       << "      " << col << "      " << inRange
-       << (chunkTiles > 1
-               ? "atomicAdd(nvf_acc + col, s);\n"
-               : "out0[col] = " + castExpr(acc, outType, "s") + ";\n")
-       << "    }\n";
+       << tileSumsOut(perBlock, tileElems, col, inRange, chunkTiles > 1, acc,
+                      outType);
   if (chunkTiles > 1) {
     code << lastTileMovesSumsOut(colTile, chunkTiles, tileElems, col, inRange,
                                  acc, outType);

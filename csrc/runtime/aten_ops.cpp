@@ -481,6 +481,34 @@ at::Tensor evalGather(const GatherOp& e, const std::vector<at::Tensor>& in,
   return masked ? at::where(valid, r, at::zeros_like(r)) : r;
 }
 
+at::Tensor evalBroadcast(const BroadcastOp& e, at::Tensor t) {
+  const auto& mask = e.isBroadcastDim();
+  for (size_t i = 0; i < mask.size(); ++i) {
+    if (mask[i]) {
+      t = t.unsqueeze(static_cast<int64_t>(i));
+    }
+  }
+  return t;
+}
+
+at::Tensor evalSlice(const SliceOp& e, at::Tensor t) {
+  const auto& ranges = e.ranges();
+  for (size_t d = 0; d < ranges.size(); ++d) {
+    t = t.slice(static_cast<int64_t>(d), ranges[d].start, ranges[d].stop,
+                ranges[d].step);
+  }
+  return t;
+}
+
+at::Tensor evalIota(const IotaOp& e, const std::vector<at::Tensor>& in,
+                    at::Device device) {
+  const DataType outType = e.output(0)->dtype();
+  const DataType wide =
+      isIntegralType(outType) ? DataType::Int : DataType::Double;
+  at::Tensor r = at::arange(e.length(), optionsFor(wide, device));
+  return as(r * as(in[1], wide) + as(in[0], wide), outType);
+}
+
 }  // namespace
 
 at::Tensor scalarTensor(const ScalarValue& v, DataType dtype,
@@ -512,16 +540,8 @@ at::Tensor evalExpr(const Expr& e, const std::vector<at::Tensor>& in,
       return evalBinary(*exprAs<BinaryOp>(&e), in[0], in[1]);
     case ExprType::Ternary:
       return evalTernary(*exprAs<TernaryOp>(&e), in);
-    case ExprType::Broadcast: {
-      at::Tensor t = in[0];
-      const auto& mask = exprAs<BroadcastOp>(&e)->isBroadcastDim();
-      for (size_t i = 0; i < mask.size(); ++i) {
-        if (mask[i]) {
-          t = t.unsqueeze(static_cast<int64_t>(i));
-        }
-      }
-      return t;
-    }
+    case ExprType::Broadcast:
+      return evalBroadcast(*exprAs<BroadcastOp>(&e), in[0]);
     case ExprType::Expand:
       return in[0].expand(shape);
     case ExprType::Reshape:
@@ -530,15 +550,8 @@ at::Tensor evalExpr(const Expr& e, const std::vector<at::Tensor>& in,
       return in[0].permute(exprAs<PermuteOp>(&e)->perm());
     case ExprType::Squeeze:
       return in[0].reshape(shape);
-    case ExprType::Slice: {
-      at::Tensor t = in[0];
-      const auto& ranges = exprAs<SliceOp>(&e)->ranges();
-      for (size_t d = 0; d < ranges.size(); ++d) {
-        t = t.slice(static_cast<int64_t>(d), ranges[d].start, ranges[d].stop,
-                    ranges[d].step);
-      }
-      return t;
-    }
+    case ExprType::Slice:
+      return evalSlice(*exprAs<SliceOp>(&e), in[0]);
     case ExprType::Pad: {
       std::vector<int64_t> flat = exprAs<PadOp>(&e)->flatWidths();
       at::Scalar value = in[1].item();
@@ -554,16 +567,8 @@ at::Tensor evalExpr(const Expr& e, const std::vector<at::Tensor>& in,
       return withCpuUpcast(in, linearFn);
     case ExprType::Full:
       return at::full(shape, in[0].item(), optionsFor(outVal->dtype(), device));
-    case ExprType::Iota: {
-      const auto* io = exprAs<IotaOp>(&e);
-      bool integral = isIntegralType(outVal->dtype());
-      at::Tensor r = at::arange(
-          io->length(),
-          optionsFor(integral ? DataType::Int : DataType::Double, device));
-      at::Tensor start = as(in[0], integral ? DataType::Int : DataType::Double);
-      at::Tensor step = as(in[1], integral ? DataType::Int : DataType::Double);
-      return as(r * step + start, outVal->dtype());
-    }
+    case ExprType::Iota:
+      return evalIota(*exprAs<IotaOp>(&e), in, device);
     case ExprType::LoadStore:
       return in[0].clone();
     case ExprType::Gather:
