@@ -183,6 +183,14 @@ std::optional<InterleavedCat> slotOrderDigit(const Fusion& fusion, size_t o,
     // Pads that split nothing finer than the cat leave the cat's digit.
     if (d && !(catOnly && catOnly->innerElements == d->innerElements &&
                catOnly->extent == d->extent)) {
+      // The digit counts the sides fastest within a cat position when the
+      // pads repeat within it (same span, the cat's unit whole sides).
+      if (catOnly &&
+          catOnly->innerElements * catOnly->extent ==
+              d->innerElements * d->extent &&
+          catOnly->innerElements % d->innerElements == 0) {
+        d->sidesPerCatPosition = catOnly->innerElements / d->innerElements;
+      }
       return d;
     }
   }
@@ -212,6 +220,18 @@ std::optional<CatSlotOrder> catSlotOrder(const InterleavedCat& cat,
     return o;
   };
   if (cat.blockUniform && blockThreads > kWarp) {
+    // A block on one cat position, a warp on each of its pad sides: the
+    // sides' runs fill the block evenly and each side whole warps.
+    const int64_t sides = cat.sidesPerCatPosition;
+    const int64_t sideThreads = blockThreads / sides;
+    const int64_t runSlots = cat.innerElements / lanes;
+    if (sides > 1 && blockThreads % sides == 0 && sideThreads % kWarp == 0 &&
+        sideThreads % runSlots == 0 && cat.extent % sides == 0) {
+      if (std::optional<CatSlotOrder> o = orderIn(sideThreads)) {
+        o->unitThreads = blockThreads;
+        return o;
+      }
+    }
     if (std::optional<CatSlotOrder> o = orderIn(blockThreads)) {
       return o;
     }

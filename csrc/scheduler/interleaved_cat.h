@@ -27,6 +27,11 @@ struct InterleavedCat {
   // The digit also separates the sides of pads on the innermost elements
   // (slotOrderDigit), not only the positions of a cat.
   bool splitsPads = false;
+  // Consecutive digits that share one position of the cat (the sides of
+  // pads within it; 1 without pads or cat). A block-uniform order keeps
+  // these together in a block, a warp on each side, so a rotate-half's
+  // halves, whose loads read each other's elements, share one SM's L1.
+  int64_t sidesPerCatPosition = 1;
 };
 
 // The slot order of an interleaved cat's output family. Runs of R slots
@@ -40,7 +45,9 @@ struct InterleavedCat {
 // hold its warp slots until a costlier part's warp ends (a GQA backward's
 // k and v sum over their group's query heads, a q reads one head: the
 // LitGPT Llama-3 backward 95.1 -> 86.0 us on an H200, Llama-2's 107.1 ->
-// 100.7).
+// 100.7). Where a cat position's pad sides fill a block evenly
+// (sidesPerCatPosition S), K fills 1/S of it, so a block holds the S sides
+// of one cat position and each warp one side.
 struct CatSlotOrder {
   int64_t runSlots = 0;      // R
   int64_t runsPerGroup = 0;  // K

@@ -74,7 +74,15 @@ std::string toString(const KernelPlan& plan) {
       }
       for (const InterleavedCat& c : plan.interleavedCats) {
         os << ", output " << c.output << "'s slots in cat order (" << c.extent
-           << " positions of " << c.innerElements << " elements)";
+           << " positions of " << c.innerElements << " elements, ";
+        if (!c.blockUniform) {
+          os << "warps on one)";
+        } else if (c.sidesPerCatPosition > 1) {
+          os << "a block on " << c.sidesPerCatPosition
+             << " pad sides of one cat position, warps on one)";
+        } else {
+          os << "blocks on one)";
+        }
       }
       break;
   }

@@ -342,9 +342,10 @@ def test_qwen_cos_sin_gradients_use_lane_groups_on_gpu(T):
 
 
 @pytest.mark.parametrize("shape,perm", [((4, 1000, 1536), (0, 2, 1)),
-                                        ((3, 77, 45), (2, 1, 0))])
+                                        ((33, 5, 45), (2, 1, 0))])
 def test_transposes_go_through_shared_memory_tiles_on_gpu(shape, perm):
-    # scheduler/transpose_plan.h: 32 x 32 tiles, partial ones at the edges.
+    # scheduler/transpose_plan.h: 32 x 32 tiles, partial ones at the edges
+    # (33 and 45); both tiled dims at least kMinTransposeExtent (32) long.
     with FusionDefinition() as fd:
         x = fd.define_tensor(shape=list(shape), dtype=DataType.BFloat16)
         y = fd.ops.cast(fd.ops.permute(x, dims=list(perm)), DataType.Float)
@@ -353,6 +354,7 @@ def test_transposes_go_through_shared_memory_tiles_on_gpu(shape, perm):
     out = fd.execute([x])[0]
     assert "nvf_tile0" in fd.last_cuda_code()[0]
     assert out.is_contiguous()
+    assert out.shape == tuple(shape[p] for p in perm)
     assert torch.equal(out, (x.permute(*perm).float() * 2).bfloat16())
 
 

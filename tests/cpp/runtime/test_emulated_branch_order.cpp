@@ -154,10 +154,12 @@ TEST(InnermostBranchTest, PadsJoinACatsDigit) {
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ(d->innerElements, 64);
   EXPECT_EQ(d->extent, 6);
+  EXPECT_EQ(d->sidesPerCatPosition, 2);  // halves counted fastest
   std::optional<InterleavedCat> catOnly = slotOrderDigit(f, 0, false, 32);
   ASSERT_TRUE(catOnly.has_value());
   EXPECT_EQ(catOnly->innerElements, 128);
   EXPECT_FALSE(catOnly->splitsPads);
+  EXPECT_EQ(catOnly->sidesPerCatPosition, 1);
   // Halves of 256 bytes under a 512-byte minimum run: the cat's digit,
   // not none (a small partial rotary lost its order so).
   std::optional<InterleavedCat> coarse = slotOrderDigit(f, 0, true, 512);
@@ -230,6 +232,32 @@ TEST(InnermostBranchTest, OrderedGqaSumMatchesAten) {
   ASSERT_EQ(run.outs.size(), 2u);
   EXPECT_TRUE(at::allclose(run.outs[0], run.ref[0], 1e-5, 1e-5));
   EXPECT_TRUE(at::equal(run.outs[1], run.ref[1]));
+}
+
+TEST(InnermostBranchTest, PadSidesInABlockMatchAten) {
+  // A qkv-like cat of rotated gradients, q summed over 2 heads (a loop:
+  // blocks on one cat position, both halves in the block), float, 4 lanes.
+  const int64_t B = 2, T = 16, G = 2, D = 64;
+  Fusion f;
+  TensorView* q = defineTensor(f, {B, G, 2, T, D}, DataType::Float);
+  TensorView* k = defineTensor(f, {B, G, T, D}, DataType::Float);
+  TensorView* qs =
+      reduction(ReductionOpType::Sum, rotateHalfGrad(q), {2}, false);
+  TensorView* c = cat({reshape(qs, {B, G, 1, T, D}),
+                       reshape(rotateHalfGrad(k), {B, G, 1, T, D})},
+                      2);
+  f.addOutput(reshape(permute(c, {0, 3, 1, 2, 4}), {B, T, G * 2 * D}));
+  KernelPlan plan;
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, f, &plan, {}));
+  ASSERT_EQ(plan.interleavedCats.size(), 1u);
+  EXPECT_EQ(plan.interleavedCats[0].sidesPerCatPosition, 2);
+  EXPECT_TRUE(plan.interleavedCats[0].blockUniform);
+  EXPECT_NE(generateKernel(f, plan, "k", {}).code.find(kBlocks),
+            std::string::npos);
+  EmulatedRun run = runEmulatedAndAten(
+      f, {at::randn({B, G, 2, T, D}), at::randn({B, G, T, D})});
+  ASSERT_EQ(run.atenError, "");
+  EXPECT_TRUE(at::allclose(run.outs[0], run.ref[0], 1e-5, 1e-5));
 }
 
 }  // namespace nvfuser

@@ -142,6 +142,42 @@ TEST(InterleavedCatTest, OrderTakesBlocksWhereAGroupOfThemFits) {
   EXPECT_FALSE(catSlotOrder(cat, 100, 8, 128));  // not one group of warps
 }
 
+TEST(InterleavedCatTest, ABlockHoldsThePadSidesOfOneCatPosition) {
+  // LitGPT Llama-3's backward: 6 positions of 128, each two halves of 64
+  // (the rotate-half's pads): 12 digits, 8 lanes, runs of 8 slots. Blocks
+  // of 128 threads hold both halves of one position, a warp on each half,
+  // so a half's loads of the other half hit lines the same SM loaded
+  // (ncu, session 19: split over blocks b and b^1, L1 hit rate 8%).
+  InterleavedCat cat{0, 64, 12};
+  cat.sidesPerCatPosition = 2;
+  std::optional<CatSlotOrder> o = catSlotOrder(cat, 6291456, 8, 128);
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->unitThreads, 128);
+  EXPECT_EQ(o->runsPerGroup, 8);
+  EXPECT_EQ(o->groupSlots(), 768);
+  const int64_t r = o->runSlots, k = o->runsPerGroup, c = o->positions;
+  for (int64_t slot = 0; slot < 2 * o->groupSlots(); ++slot) {
+    const int64_t g = slot % o->groupSlots();
+    const int64_t mem = slot - g + ((g / r % k) * c + g / (k * r)) * r + g % r;
+    const int64_t digit = mem % (12 * 8) / r;  // 12 digits of 8 slots
+    const int64_t block = slot / 128, warp = slot / 32;
+    const int64_t blockFirst = block * 128, warpFirst = warp * 32;
+    const int64_t mb = blockFirst - blockFirst % o->groupSlots() +
+                       ((blockFirst % o->groupSlots() / r % k) * c +
+                        blockFirst % o->groupSlots() / (k * r)) *
+                           r;
+    const int64_t mw = warpFirst - warpFirst % o->groupSlots() +
+                       ((warpFirst % o->groupSlots() / r % k) * c +
+                        warpFirst % o->groupSlots() / (k * r)) *
+                           r;
+    EXPECT_EQ(digit / 2, mb % 96 / r / 2) << slot;  // one cat position
+    EXPECT_EQ(digit, mw % 96 / r) << slot;          // one half per warp
+  }
+  // Sides that do not split a block evenly: blocks on one digit.
+  cat.sidesPerCatPosition = 3;
+  EXPECT_EQ(catSlotOrder(cat, 6291456, 8, 128)->runsPerGroup, 16);
+}
+
 TEST(InterleavedCatTest, TailSlotsKeepTheirOrderAndMatchAten) {
   // Runs of 20 / 4 = 5 slots: 32 runs per warp-aligned group, and
   // B T H = 2 x 3 x 7 = 42 runs leave a tail past the only whole group.
