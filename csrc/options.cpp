@@ -189,6 +189,9 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "early_loads_everywhere",
       // Transposes tiled from dims of 2 elements on (the fuzzer's).
       "transpose_tiles_everywhere",
+      // Register caps for one more block per SM (no spill) in pointwise
+      // and serial-reduction kernels too, not only row kernels.
+      "register_caps_everywhere",
   };
   static const std::vector<std::string> kDisable = {
       "input_forwarding",

@@ -105,6 +105,8 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
   if (options.enabled("transpose_tiles_everywhere")) {
     planOptions.transposeMinExtent = 2;
   }
+  planOptions.registerCapsEverywhere =
+      options.enabled("register_caps_everywhere");
   planOptions.device = deviceTraits(args, options);
   planOptions.laneProof = generatorLaneProof(codegen);
   const Fusion& complete = segmented_->completeFusion();

@@ -43,6 +43,7 @@ namespace {
 void planSlots(const Fusion& segment, const KernelPlanOptions& options,
                KernelPlan* plan) {
   plan->fullGrid = options.fullGrid;
+  plan->capRegisters = options.registerCapsEverywhere;
   if (!options.interleavedCatOrder) {
     return;
   }

@@ -129,6 +129,11 @@ struct KernelPlanOptions {
   // transpose_tiles_everywhere: 2, how the fuzzer reaches the strategy
   // with small tensors).
   int64_t transposeMinExtent = kMinTransposeExtent;
+  // Pointwise and serial-reduction kernels compiled with a register cap
+  // where that holds one more block per SM and spills nothing, as row
+  // kernels always are (NVFUSER_ENABLE=register_caps_everywhere; an
+  // experiment, not measured as a default).
+  bool registerCapsEverywhere = false;
   // Strides (elements) of the segment's inputs the kernel is specialized
   // to, per input; empty, or an empty entry: dense.
   std::vector<std::vector<int64_t>> inputStrides;

@@ -58,6 +58,23 @@ TEST(KernelPlanTest, EachSchedulerPlansItsOwnStrategy) {
   EXPECT_NE(plan.split.sum, nullptr);
 }
 
+TEST(KernelPlanTest, RegisterCapsAreTheRowKernelsUnlessAskedEverywhere) {
+  Fusion pw, rows;
+  negate(pw);
+  rowSum(rows);
+  KernelPlan plan;
+  ASSERT_TRUE(planKernel(SchedulerType::PointWise, pw, &plan));
+  EXPECT_FALSE(plan.capRegisters);
+  EXPECT_FALSE(generateKernel(pw, plan, "k", {}).capRegisters);
+  ASSERT_TRUE(planKernel(SchedulerType::Reduction, rows, &plan));
+  EXPECT_TRUE(plan.capRegisters);
+  KernelPlanOptions everywhere;
+  everywhere.registerCapsEverywhere = true;
+  ASSERT_TRUE(planKernel(SchedulerType::PointWise, pw, &plan, everywhere));
+  EXPECT_TRUE(plan.capRegisters);
+  EXPECT_TRUE(generateKernel(pw, plan, "k", {}).capRegisters);
+}
+
 TEST(KernelPlanTest, ASegmentOfAnotherKindIsRefusedWithAReason) {
   Fusion rows;
   rowSum(rows);
