@@ -205,6 +205,7 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "full_grid",         // pointwise grids: one resident wave, threads loop
       "interleaved_cat_block_order",  // warps, not blocks, on one cat part
       "innermost_branch_order",  // slot order ignores innermost pads' sides
+      "pad_sides_in_one_block",  // blocks on one pad side, not cat position
       "interleaved_cat_order",   // slots in order though warps straddle parts
       "early_loads",           // loads where first used, after earlier branches
       "heavy_families_first",  // serial-reduction families in output order

@@ -98,6 +98,7 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
       !options.disabled("interleaved_cat_block_order");
   planOptions.innermostBranchOrder =
       !options.disabled("innermost_branch_order");
+  planOptions.padSidesInOneBlock = !options.disabled("pad_sides_in_one_block");
   planOptions.heavyFamiliesFirst = !options.disabled("heavy_families_first");
   planOptions.threadsPerSlot = !options.disabled("threads_per_slot");
   planOptions.loopOutputs = !options.disabled("loop_outputs");

@@ -62,6 +62,9 @@ void planSlots(const Fusion& segment, const KernelPlanOptions& options,
     // blocks; benchmarks/results/*session14*, call 5).
     digit->blockUniform = options.interleavedCatBlockOrder &&
                           (loopsToReduce(segment) || !digit->splitsPads);
+    if (!options.padSidesInOneBlock) {
+      digit->sidesPerCatPosition = 1;
+    }
     plan->interleavedCats.push_back(*digit);
   }
 }

@@ -109,6 +109,10 @@ struct KernelPlanOptions {
   // The digit also keeps warps on one side of the pads on the innermost
   // elements (NVFUSER_DISABLE=innermost_branch_order: cats only).
   bool innermostBranchOrder = true;
+  // ...and where blocks are on one cat position, a block holds all of its
+  // pad sides, a warp on each (InterleavedCat::sidesPerCatPosition;
+  // NVFUSER_DISABLE=pad_sides_in_one_block: blocks on one side).
+  bool padSidesInOneBlock = true;
   bool vectorize = true;  // NVFUSER_DISABLE=vectorization: one lane
   // Serial-reduction families with the longest slot loops first
   // (scheduler/family_order.h; NVFUSER_DISABLE=heavy_families_first:
