@@ -204,9 +204,10 @@ std::optional<CatSlotOrder> catSlotOrder(const InterleavedCat& cat,
   if (lanes <= 0 || cat.innerElements % lanes != 0) {
     return std::nullopt;
   }
+  const int64_t runSlots = cat.innerElements / lanes;
   auto orderIn = [&](int64_t unit) -> std::optional<CatSlotOrder> {
     CatSlotOrder o;
-    o.runSlots = cat.innerElements / lanes;
+    o.runSlots = runSlots;
     if (o.runSlots % unit == 0) {
       return std::nullopt;
     }
@@ -224,7 +225,6 @@ std::optional<CatSlotOrder> catSlotOrder(const InterleavedCat& cat,
     // sides' runs fill the block evenly and each side whole warps.
     const int64_t sides = cat.sidesPerCatPosition;
     const int64_t sideThreads = blockThreads / sides;
-    const int64_t runSlots = cat.innerElements / lanes;
     if (sides > 1 && blockThreads % sides == 0 && sideThreads % kWarp == 0 &&
         sideThreads % runSlots == 0 && cat.extent % sides == 0) {
       if (std::optional<CatSlotOrder> o = orderIn(sideThreads)) {

@@ -36,7 +36,8 @@ SchedulerType kernelSchedulerFor(const Fusion& fusion) {
 }
 
 namespace {
-// Launch shape and slot order of the strategies whose threads take slots.
+// Launch shape, register cap and slot order of the strategies whose
+// threads take slots.
 // A cat whose runs are shorter than one 32-byte memory sector keeps the
 // order: reordered, a warp would write one element per sector (a stack of
 // columns), trading divergence for uncoalesced stores.

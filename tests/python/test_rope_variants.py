@@ -322,9 +322,10 @@ def test_gqa_backward_blocks_hold_both_halves_of_a_cat_position(
     blocks stay on one qkv position, and a block holds both rotate-half
     halves of it, a warp on each, so a half's loads of the other half's
     elements hit the same SM's L1 (scheduler/interleaved_cat.h; with
-    blocks on one half, ncu read an 8% L1 hit rate on an H200). Here 12
-    digits of 8 floats (2 slots of 4 lanes): a block of 128 threads is 32
-    runs of each half, where it was 64 runs of one."""
+    blocks on one half, ncu read an 8% L1 hit rate on an H200). Here 8
+    digits (4 qkv positions of a group x 2 halves) of 8 floats (runs of 2
+    slots of 4 lanes): a block of 128 threads is 32 runs of each half of
+    one position, where it was 64 runs of one half."""
     cfg = rv.small("llama_3_8b_litgpt", 64)
     fd = build(rv.define_backward, cfg)
     ins = rv.backward_inputs(cfg, F32)

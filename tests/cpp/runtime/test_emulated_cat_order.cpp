@@ -155,23 +155,17 @@ TEST(InterleavedCatTest, ABlockHoldsThePadSidesOfOneCatPosition) {
   EXPECT_EQ(o->unitThreads, 128);
   EXPECT_EQ(o->runsPerGroup, 8);
   EXPECT_EQ(o->groupSlots(), 768);
+  // The generator's remap (interleavedCatOrder): slot -> memory slot.
   const int64_t r = o->runSlots, k = o->runsPerGroup, c = o->positions;
-  for (int64_t slot = 0; slot < 2 * o->groupSlots(); ++slot) {
+  auto memorySlot = [&](int64_t slot) {
     const int64_t g = slot % o->groupSlots();
-    const int64_t mem = slot - g + ((g / r % k) * c + g / (k * r)) * r + g % r;
-    const int64_t digit = mem % (12 * 8) / r;  // 12 digits of 8 slots
-    const int64_t block = slot / 128, warp = slot / 32;
-    const int64_t blockFirst = block * 128, warpFirst = warp * 32;
-    const int64_t mb = blockFirst - blockFirst % o->groupSlots() +
-                       ((blockFirst % o->groupSlots() / r % k) * c +
-                        blockFirst % o->groupSlots() / (k * r)) *
-                           r;
-    const int64_t mw = warpFirst - warpFirst % o->groupSlots() +
-                       ((warpFirst % o->groupSlots() / r % k) * c +
-                        warpFirst % o->groupSlots() / (k * r)) *
-                           r;
-    EXPECT_EQ(digit / 2, mb % 96 / r / 2) << slot;  // one cat position
-    EXPECT_EQ(digit, mw % 96 / r) << slot;          // one half per warp
+    return slot - g + ((g / r % k) * c + g / (k * r)) * r + g % r;
+  };
+  auto digitOf = [&](int64_t slot) { return memorySlot(slot) % (12 * r) / r; };
+  for (int64_t slot = 0; slot < 2 * o->groupSlots(); ++slot) {
+    const int64_t digit = digitOf(slot);
+    EXPECT_EQ(digit / 2, digitOf(slot / 128 * 128) / 2) << slot;  // block
+    EXPECT_EQ(digit, digitOf(slot / 32 * 32)) << slot;  // one half per warp
   }
   // Sides that do not split a block evenly: blocks on one digit.
   cat.sidesPerCatPosition = 3;
