@@ -213,6 +213,7 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "loop_outputs",          // no outputs stored in a reduction's loop
       "transpose_tiles",       // transposes read strided, no smem tiles
       "shared_reduction_loops",  // one loop per reduction, not per group
+      "chained_sums",            // added sums each keep their own accumulator
       "recompute_cat",  // torch.compile's partition saves cats and pads
   };
   return byGroup(g, kDump, kEnable, kDisable);

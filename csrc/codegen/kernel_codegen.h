@@ -106,6 +106,10 @@ struct KernelCodegenOptions {
   // dims share one loop, and the loads their inputs have in common
   // (NVFUSER_DISABLE=shared_reduction_loops: a loop each).
   bool sharedReductionLoops = true;
+  // An add of two same-index sums, read by nothing else, keeps one
+  // accumulator: the second sum starts from the first's partial sums
+  // (NVFUSER_DISABLE=chained_sums: each its own, added after both).
+  bool chainedSums = true;
 };
 
 // Blocks per SM of a row kernel with column sums (each adds one partial

@@ -122,6 +122,7 @@ std::string PointwiseKernelGenerator::familyBody(const OutputFamily& family,
     roots.push_back({tv, indexOf(tv)});
   }
   findSameIndexReductions(roots);
+  findChainedSums();
   if (loadsAcrossOutputsFirst()) {
     loadEagerInputsFirst(roots);  // every output's plain loads before any
   }

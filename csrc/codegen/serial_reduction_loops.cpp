@@ -98,7 +98,7 @@ Index KernelValueBuilder::openReductionLoops(const TensorView* in,
   // (inner ones run whole in each lane: the group combines once, after
   // the loops, so every lane must run the same number of them).
   int64_t splitDim = -1;
-  if (slotThreads_ > 1 && reductionLoops_ == 0) {
+  if (splitsOverSlotThreads(in, axes)) {
     for (int64_t a : axes) {
       if (shape[a] > 1 && (splitDim < 0 || shape[a] > shape[splitDim])) {
         splitDim = a;
@@ -165,6 +165,8 @@ void KernelValueBuilder::closeReductionLoops(const TensorView* in,
 Value KernelValueBuilder::reduce(const Expr* e, const Val* v,
                                  const Index& idx) {
   if (const auto* red = exprAs<ReductionOp>(e)) {
+    NVF_ASSERT(chainOf(red) == nullptr, exprRef(e),
+               " is chained to another sum: only its add reads it");
     return reduceTogether(sharedLoopGroup(red, idx), v, idx);
   }
   return varMean(exprAs<VarMeanOp>(e), v, idx);
@@ -212,56 +214,105 @@ Value KernelValueBuilder::varMean(const VarMeanOp* e, const Val* v,
   return v == e->output(0) ? var : meanOut;
 }
 
+KernelValueBuilder::GroupAccumulators KernelValueBuilder::startAccumulators(
+    const std::vector<const ReductionOp*>& group, const Index& idx,
+    bool split) {
+  const bool lane = anyLane(idx);
+  GroupAccumulators a;
+  for (size_t k = 0; k < group.size(); ++k) {
+    const ReductionOp* r = group[k];
+    const DataType t =
+        accumulatorType(r->output(0)->dtype(), r->input(0)->dtype());
+    a.types.push_back(t);
+    a.into.push_back(k);
+    a.chained.push_back(false);
+    if (const SumChain* c = chainOf(r)) {
+      auto j = std::find(group.begin(), group.begin() + k, c->partner);
+      if (j != group.begin() + k) {  // both in this loop: one accumulator
+        a.into[k] = static_cast<size_t>(j - group.begin());
+        line("// chained sums: " + a.sums[a.into[k]].name + " holds both");
+        a.chained[a.into[k]] = true;
+        a.sums.push_back(a.sums[a.into[k]]);
+        continue;
+      }
+      if (const Value* p = cached(partialKey(c->partner, idx))) {
+        const bool pSplit = cached(splitKey(c->partner, idx)) != nullptr;
+        line("// chained sum: starts from " + p->name + "'s partial sums");
+        a.sums.push_back(accumulatorFromPartial(*p, pSplit, split, t, lane));
+        a.chained[k] = true;
+        continue;
+      }
+    }
+    a.sums.push_back(emit(t, lane, identity(r->op(), t)));
+  }
+  return a;
+}
+
+Value KernelValueBuilder::finishAccumulators(
+    const std::vector<const ReductionOp*>& group, GroupAccumulators& a,
+    const Val* v, const Index& idx, bool split) {
+  const bool lane = anyLane(idx);
+  const int64_t n = reducedCount(concreteShape(group[0]->input(0)->asTensor()),
+                                 group[0]->axes());
+  Value result;
+  for (size_t k = 0; k < group.size(); ++k) {
+    const ReductionOp* r = group[k];
+    const SumChain* c = chainOf(r);
+    if (a.into[k] != k) {
+      continue;  // its partner's accumulator holds it
+    }
+    if (c != nullptr && !a.chained[k]) {  // the partner's loop comes later
+      scopes_.back()[partialKey(r, idx)] = a.sums[k];
+      if (split) {
+        scopes_.back()[splitKey(r, idx)] = a.sums[k];
+      }
+      continue;
+    }
+    const DataType acc = a.types[k];
+    if (split) {
+      combineAcrossSlotThreads(a.sums[k], r->op());
+    }
+    const std::string count = "(" + cudaType(acc) + ")" + std::to_string(n);
+    const std::string value = r->op() == ReductionOpType::Mean
+                                  ? at(a.sums[k]) + " / " + count
+                                  : at(a.sums[k]);
+    // A chain's value is its add's.
+    const Val* out = c != nullptr ? c->add->output(0) : r->output(0);
+    Value x = emit(out->dtype(), lane, castExpr(acc, out->dtype(), value));
+    if (out == v) {
+      result = x;
+    } else {  // computed with v: known at idx from here on
+      scopes_.back()[valueKey(out, idx)] = x;
+    }
+  }
+  return result;
+}
+
 Value KernelValueBuilder::reduceTogether(
     const std::vector<const ReductionOp*>& group, const Val* v,
     const Index& idx) {
   const TensorView* in = group.at(0)->input(0)->asTensor();
   const std::vector<int64_t>& axes = group[0]->axes();
-  const bool lane = anyLane(idx);
-  bool split = false;
-  std::vector<DataType> accs;
-  std::vector<Value> sums;
-  for (const ReductionOp* r : group) {
-    accs.push_back(
-        accumulatorType(r->output(0)->dtype(), r->input(0)->dtype()));
-    sums.push_back(emit(accs.back(), lane, identity(r->op(), accs.back())));
-  }
+  const bool split = splitsOverSlotThreads(in, axes);
+  GroupAccumulators a = startAccumulators(group, idx, split);
   if (group.size() > 1) {
     line("// " + std::to_string(group.size()) + " reductions in one loop");
   }
   const bool slotTop = atSlotTopLevel(group, v, idx);
-  Index inIdx = openReductionLoops(in, axes, idx, &split);
+  bool opened = false;
+  Index inIdx = openReductionLoops(in, axes, idx, &opened);
+  NVF_ASSERT(opened == split, "a loop split over slot threads unforeseen");
   for (size_t k = 0; k < group.size(); ++k) {
     const TensorView* x = group[k]->input(0)->asTensor();
     Value xv = valueAt(x, operandIndex(x, inIdx));
-    assign(sums[k],
-           combine(group[k]->op(), at(sums[k]), cast(xv, x->dtype(), accs[k])));
+    assign(a.sums[k], combine(group[k]->op(), at(a.sums[k]),
+                              cast(xv, x->dtype(), a.types[k])));
   }
   for (size_t k = 0; k < group.size() && slotTop; ++k) {
     writeLoopOutputs(group[k], inIdx, !split);
   }
   closeReductionLoops(in, axes);
-  const int64_t n = reducedCount(concreteShape(in), axes);
-  Value result;
-  for (size_t k = 0; k < group.size(); ++k) {
-    const ReductionOp* r = group[k];
-    const DataType acc = accs[k];
-    if (split) {
-      combineAcrossSlotThreads(sums[k], r->op());
-    }
-    const std::string count = "(" + cudaType(acc) + ")" + std::to_string(n);
-    const std::string value = r->op() == ReductionOpType::Mean
-                                  ? at(sums[k]) + " / " + count
-                                  : at(sums[k]);
-    Value out = emit(r->output(0)->dtype(), lane,
-                     castExpr(acc, r->output(0)->dtype(), value));
-    if (r->output(0) == v) {
-      result = out;
-    } else {  // computed with v: known at idx from here on
-      scopes_.back()[valueKey(r->output(0), idx)] = out;
-    }
-  }
-  return result;
+  return finishAccumulators(group, a, v, idx, split);
 }
 
 void KernelValueBuilder::combineAcrossSlotThreads(const Value& acc,

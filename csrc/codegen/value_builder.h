@@ -317,6 +317,25 @@ class KernelValueBuilder {
   // v's value and caches the others' at idx (serial_reduction_loops.cpp).
   Value reduceTogether(const std::vector<const ReductionOp*>& group,
                        const Val* v, const Index& idx);
+  // reduceTogether's accumulators: their types and values; into[k] is the
+  // member whose accumulator member k adds to (itself, or its chain
+  // partner's in the same loop); chained[k]: k's accumulator holds a
+  // chain's whole sum (started from its partner's partial, or shared).
+  struct GroupAccumulators {
+    std::vector<DataType> types;
+    std::vector<Value> sums;
+    std::vector<size_t> into;
+    std::vector<bool> chained;
+  };
+  GroupAccumulators startAccumulators(
+      const std::vector<const ReductionOp*>& group, const Index& idx,
+      bool split);
+  // After the loop: each sum combined over a slot's lanes and its value
+  // (v's returned, the others cached at idx); a chain's first sum left as
+  // a partial for its partner.
+  Value finishAccumulators(const std::vector<const ReductionOp*>& group,
+                           GroupAccumulators& a, const Val* v, const Index& idx,
+                           bool split);
   // Loop outputs (scheduler/loop_outputs.h). The family's planned ones,
   // each written once: by the loop of its reduction computed at the slot's
   // own index (slotIndexOf_) at the top level of the slot's code.
@@ -354,6 +373,45 @@ class KernelValueBuilder {
   // a branch, a loop or under a load predicate).
   std::vector<const ReductionOp*> sharedLoopGroup(const ReductionOp* red,
                                                   const Index& idx);
+  // Chained sums (value_builder_chained_sums.cpp). An add of two sums at
+  // the same index, each read by nothing else, in their accumulator type
+  // (no rounding between): the second sum's accumulators start from the
+  // first's partial sums (before a slot group combines them), so one
+  // accumulator per lane lives through both loops and the add's value is
+  // the second's result. Sums of one shared loop that are chained share
+  // one accumulator. Qwen2.5's cos and sin gradients add sums over the
+  // query heads and over the kv groups: keeping the first sums through
+  // the second loop took 134 registers a thread, chained 96 (ptxas,
+  // sm_90; 3 -> 5 blocks of 128 per SM). NVFUSER_DISABLE=chained_sums.
+  struct SumChain {
+    const Expr* add = nullptr;
+    const ReductionOp* partner = nullptr;
+  };
+  void findChainedSums();
+  const SumChain* chainOf(const ReductionOp* r) const;
+  bool isChainedAdd(const Expr* e) const { return chainedAdds_.count(e) > 0; }
+  // The chained add's value at idx: emits both sums' loops (each with the
+  // reductions that share it) unless already emitted.
+  Value chainedSum(const Expr* add, const Index& idx);
+  // A sum whose chain partner is not emitted yet leaves its accumulator
+  // here, uncombined: partialKey holds it, splitKey marks that a slot's
+  // lanes each hold part of it.
+  std::string partialKey(const ReductionOp* r, const Index& idx) const {
+    return "partial:" + valueKey(r->output(0), idx);
+  }
+  std::string splitKey(const ReductionOp* r, const Index& idx) const {
+    return "partial-split:" + valueKey(r->output(0), idx);
+  }
+  // Whether r's value at idx is emitted or pending as a chain's partial.
+  bool reductionEmitted(const ReductionOp* r, const Index& idx) const;
+  // The accumulator of a sum chained to a partial (value p, split over a
+  // slot's lanes or not), before a loop that is split or not.
+  Value accumulatorFromPartial(const Value& p, bool pSplit, bool split,
+                               DataType acc, bool lane);
+  // Whether openReductionLoops splits a loop over `in`'s reduced `axes`
+  // over a slot's threads here.
+  bool splitsOverSlotThreads(const TensorView* in,
+                             const std::vector<int64_t>& axes) const;
   // Reductions upstream of v's definition, walking at most
   // kMaxSharedLoopWalk values; nullopt past that.
   std::optional<std::set<const Expr*>> reductionsUpstream(const Val* v) const;
@@ -463,6 +521,9 @@ class KernelValueBuilder {
   int64_t slotThreads_ = 1;
   // findSameIndexReductions: in expr order, with the key of their index.
   std::vector<std::pair<const ReductionOp*, std::string>> sameIndexReductions_;
+  // findChainedSums: each chained sum's add and partner; the adds.
+  std::map<const ReductionOp*, SumChain> sumChains_;
+  std::set<const Expr*> chainedAdds_;
   std::vector<PendingLoopOutput> loopOutputs_;
   std::function<Index(const Val*)> slotIndexOf_;
   // Inputs read once per element (a split sum's): their vector loads skip

@@ -107,6 +107,9 @@ Value KernelValueBuilder::compute(const Expr* e, const Val* v,
   if (isRemap(e)) {  // only moves elements: the operand at another index
     return valueAt(e->input(0), remappedIndex(e, v, idx));
   }
+  if (isChainedAdd(e)) {  // its sums' loops, one accumulator each lane
+    return chainedSum(e, idx);
+  }
   const DataType out = v->dtype();
   switch (e->type()) {
     case ExprType::Unary:

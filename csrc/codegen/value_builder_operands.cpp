@@ -88,8 +88,9 @@ std::vector<KernelValueBuilder::Request> KernelValueBuilder::eagerOperands(
     reads.push_back({g->index(), gatherIndexAt(g, idx)});
     return reads;
   }
-  if (e->type() != ExprType::Unary && e->type() != ExprType::Binary &&
-      e->type() != ExprType::Ternary) {
+  if ((e->type() != ExprType::Unary && e->type() != ExprType::Binary &&
+       e->type() != ExprType::Ternary) ||
+      isChainedAdd(e)) {
     return reads;  // read inside branches or loops: computed there
   }
   std::vector<UnaryOpType> signOps;

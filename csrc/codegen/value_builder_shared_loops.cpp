@@ -137,7 +137,7 @@ std::vector<const ReductionOp*> KernelValueBuilder::sharedLoopGroup(
     if (c == red || k != key || c->axes() != red->axes() ||
         concreteShape(c->input(0)->asTensor()) != inShape ||
         concreteShape(c->output(0)->asTensor()) != outShape ||
-        cached(valueKey(c->output(0), idx)) != nullptr) {
+        reductionEmitted(c, idx)) {
       continue;
     }
     std::optional<std::set<const Expr*>> up = reductionsUpstream(c->input(0));

@@ -86,6 +86,7 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
   codegen.earlyLoads = !options.disabled("early_loads");
   codegen.earlyLoadsEverywhere = options.enabled("early_loads_everywhere");
   codegen.sharedReductionLoops = !options.disabled("shared_reduction_loops");
+  codegen.chainedSums = !options.disabled("chained_sums");
   codegen.predicatedLoadsEverywhere =
       options.enabled("predicated_loads_everywhere");
   codegen.predicatedLoadsUnbounded =

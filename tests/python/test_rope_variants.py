@@ -381,6 +381,35 @@ def test_qwen_backward_is_one_kernel_that_reads_dq_once(monkeypatch):
     assert "in this loop" not in codes[0]
 
 
+def test_qwen_backward_chains_the_cos_and_sin_sums(capfd, monkeypatch):
+    # Issue 16: the cos and sin gradients each add a sum over the query
+    # heads to a sum over the kv groups. The kernel held the first sums
+    # (16 floats a thread) through the second loop: 134 registers, 3
+    # blocks of 128 threads per SM (ncu on the H200: 17% occupancy, DRAM
+    # 53%). Chained, the groups loop starts from the heads loop's partial
+    # sums, and a group of lanes combines each gradient once.
+    import re
+    cfg = rv.sized("qwen2_5_7b_hf", 4096)
+    fwd = rv.forward_inputs(cfg)
+    with FusionDefinition() as fd:
+        rv.define_backward(fd, cfg)
+    ins = rv.backward_inputs(cfg, fwd=fwd)
+    monkeypatch.setenv("NVFUSER_DUMP", "ptxas_verbose")
+    monkeypatch.setenv("NVFUSER_DISABLE", "kernel_cache")
+    capfd.readouterr()
+    (code,) = fd.cuda_code_for(ins)
+    printed = capfd.readouterr()
+    assert code.count("// chained sum: starts from") == 2
+    assert code.count("__shfl_xor_sync(nvf_group") == 2
+    registers = re.findall(r"Used (\d+) registers", printed.out + printed.err)
+    assert len(registers) == 1, printed
+    assert int(registers[0]) <= 128, registers
+    monkeypatch.setenv("NVFUSER_DISABLE", "kernel_cache,chained_sums")
+    (separate,) = fd.cuda_code_for(ins)
+    assert "chained sum" not in separate
+    assert separate.count("__shfl_xor_sync(nvf_group") == 4
+
+
 @pytest.mark.parametrize("name,mode,marker", [
     ("llama_2_7b_pairs", "fwd", "// lane table"),
     ("llama_2_7b_pairs", "bwd", "// lane table"),
@@ -401,3 +430,37 @@ def test_rope_kernel_features_compile_with_nvrtc(name, mode, marker):
     ins = fwd if mode == "fwd" else rv.backward_inputs(cfg, fwd=fwd)
     code = "\n".join(fd.cuda_code_for(ins))
     assert marker in code
+
+
+def _ptxas_log(fd, ins, capfd, monkeypatch, enable=""):
+    monkeypatch.setenv("NVFUSER_DUMP", "ptxas_verbose")
+    monkeypatch.setenv("NVFUSER_DISABLE", "kernel_cache")
+    monkeypatch.setenv("NVFUSER_ENABLE", enable)
+    capfd.readouterr()
+    fd.cuda_code_for(ins)
+    printed = capfd.readouterr()
+    return printed.out + printed.err
+
+
+def test_register_caps_everywhere_compile_pointwise_kernels_for_occupancy(
+        capfd, monkeypatch):
+    # NVFUSER_ENABLE=register_caps_everywhere (an experiment) sends
+    # pointwise kernels through the occupancy tuner too: Mistral-NeMo's
+    # two forward kernels (48 and 44 registers: 10 and 11 blocks of 128 per
+    # SM) are compiled again with a cap of 40 (12 blocks), which ptxas
+    # meets without spilling, so they keep it. By default only row kernels
+    # are tuned.
+    import re
+    cfg = rv.sized("mistral_nemo_hf", 4096)
+    with FusionDefinition() as fd:
+        rv.define_forward(fd, cfg)
+    ins = rv.forward_inputs(cfg)
+    plain = _ptxas_log(fd, ins, capfd, monkeypatch)
+    assert "maxrregcount" not in plain
+    capped = _ptxas_log(fd, ins, capfd, monkeypatch,
+                        "register_caps_everywhere")
+    caps = re.findall(r"with\s+(\d+) of maxrregcount", capped)
+    assert "40" in caps, capped
+    spills = [int(b) for b in re.findall(r"(\d+) bytes spill stores",
+                                         capped)]
+    assert spills and spills.count(0) == len(spills), capped

@@ -120,6 +120,7 @@ FuzzOutcome runFuzzCase(uint64_t seed, int maxOps, bool compileKernels,
           {"// lane table", &FuzzOutcome::laneTableKernels},
           {"nvf_group", &FuzzOutcome::slotGroupKernels},
           {"reductions in one loop", &FuzzOutcome::sharedLoopKernels},
+          {"// chained sum", &FuzzOutcome::chainedSumKernels},
           {"in this loop", &FuzzOutcome::loopOutputKernels},
           {"staged in shared memory", &FuzzOutcome::transposeKernels},
           {"lanes do not hold", &FuzzOutcome::narrowedKernels}};

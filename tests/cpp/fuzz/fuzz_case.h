@@ -23,6 +23,7 @@ struct FuzzOutcome {
   // with reductions sharing a loop.
   int64_t slotGroupKernels = 0;
   int64_t sharedLoopKernels = 0;
+  int64_t chainedSumKernels = 0;  // added sums sharing an accumulator
   // Kernels storing outputs inside a reduction's loop (loop_outputs.h).
   int64_t loopOutputKernels = 0;
   int64_t transposeKernels = 0;  // shared-memory tiles (transpose_plan.h)

@@ -45,8 +45,8 @@ int main(int argc, char** argv) {
   }
   auto start = std::chrono::steady_clock::now();
   uint64_t failures = 0, skipped = 0, exprs = 0, segments = 0, catOrder = 0,
-           laneTables = 0, slotGroups = 0, sharedLoops = 0, loopOutputs = 0,
-           transposes = 0, narrowed = 0;
+           laneTables = 0, slotGroups = 0, sharedLoops = 0, chainedSums = 0,
+           loopOutputs = 0, transposes = 0, narrowed = 0;
   for (uint64_t s = first; s < first + count; ++s) {
     bool compile = compileEvery > 0 && s % compileEvery == 0;
     FuzzOutcome o = runFuzzCase(s, ops, compile, cuda, emulate);
@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
     laneTables += o.laneTableKernels;
     slotGroups += o.slotGroupKernels;
     sharedLoops += o.sharedLoopKernels;
+    chainedSums += o.chainedSumKernels;
     loopOutputs += o.loopOutputKernels;
     transposes += o.transposeKernels;
     narrowed += o.narrowedKernels;
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
           {"lane tables", o.laneTableKernels},
           {"threads per slot", o.slotGroupKernels},
           {"shared reduction loops", o.sharedLoopKernels},
+          {"chained sums", o.chainedSumKernels},
           {"loop outputs", o.loopOutputKernels},
           {"transpose tiles", o.transposeKernels},
           {"narrowed vectors", o.narrowedKernels}};
@@ -118,8 +120,9 @@ int main(int argc, char** argv) {
             << segments << " segments (" << catOrder
             << " kernels in interleaved-cat order, " << laneTables
             << " with lane tables, " << slotGroups << " with threads per slot, "
-            << sharedLoops << " with shared reduction loops, " << loopOutputs
-            << " with loop outputs, " << transposes << " with transpose tiles, "
-            << narrowed << " with narrowed vectors), " << secs << " s\n";
+            << sharedLoops << " with shared reduction loops, " << chainedSums
+            << " with chained sums, " << loopOutputs << " with loop outputs, "
+            << transposes << " with transpose tiles, " << narrowed
+            << " with narrowed vectors), " << secs << " s\n";
   return failures == 0 ? 0 : 1;
 }
