@@ -106,7 +106,8 @@ for STEP in tests fx_tests demo pointwise norm fx_backend rope rope_kernels rope
     region_ab)
       # NVFUSER_* settings A/B on the regions rope_kernels saved (run it in
       # the same call): AB_CONFIGS holds --config NAME=VAR=VALUE;... flags
-      # (no spaces), AB_MATCH picks the regions.
+      # (no spaces), AB_MATCH picks the regions (comma-separated
+      # substrings, any).
       # shellcheck disable=SC2086  # AB_CONFIGS is a list of flags
       step region_ab "${AB_LIMIT_S:-300}" "$PY" benchmarks/region_ab.py \
         "$OUT_DIR/rope_kernels.tgz" --match "${AB_MATCH:-_bwd_region}" \

@@ -7,7 +7,7 @@ largest difference from the first one's outputs.
 
     python3 benchmarks/region_ab.py FILE_OR_TGZ... \\
         --config base= --config everywhere=NVFUSER_ENABLE=predicated_loads_everywhere \\
-        [--match bwd_region1] [--json out.json]
+        [--match bwd_region1,fwd_fd] [--json out.json]
 
 A configuration is NAME=ASSIGNMENTS, assignments separated by ';'
 (NVFUSER_ENABLE=a,b;NVFUSER_DISABLE=c). Inputs are contiguous; integer
@@ -31,6 +31,11 @@ DTYPES = {"BFloat16": "bfloat16", "Float": "float32", "Half": "float16",
           "Bool": "bool"}
 
 
+def _matches(name, match):
+    """Whether name holds one of match's comma-separated substrings."""
+    return any(m in name for m in match.split(","))
+
+
 def read_scripts(paths, match):
     """[(name, source)] of the repro scripts in files and tarballs."""
     found = []
@@ -38,10 +43,10 @@ def read_scripts(paths, match):
         if p.endswith((".tgz", ".tar.gz")):
             with tarfile.open(p) as tar:
                 for m in sorted(tar.getnames()):
-                    if m.endswith(".py") and match in m:
+                    if m.endswith(".py") and _matches(m, match):
                         found.append((os.path.basename(m)[:-3],
                                       tar.extractfile(m).read().decode()))
-        elif match in p:
+        elif _matches(p, match):
             with open(p) as f:
                 found.append((os.path.basename(p)[:-3], f.read()))
     return found
@@ -119,7 +124,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("files", nargs="+")
     p.add_argument("--config", action="append", default=[])
-    p.add_argument("--match", default="", help="substring of the names")
+    p.add_argument("--match", default="",
+                   help="substrings of the names, comma-separated (any)")
     p.add_argument("--json")
     p.add_argument("--child", help=argparse.SUPPRESS)
     args = p.parse_args()

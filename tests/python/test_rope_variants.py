@@ -160,6 +160,17 @@ def test_region_ab_runs_saved_fusions_under_each_configuration(tmp_path):
         check=True, capture_output=True, text=True).stdout
     assert "| fusion | base | plain |" in out
     assert "| partial_rotary_bwd_fd | - | - |" in out
+    # --match takes alternatives: of two scripts, the one named.
+    import shutil
+    fd_script = tmp_path / "partial_rotary_bwd_fd.py"
+    shutil.copy(fd_script, tmp_path / "other_bwd_fd.py")
+    some = subprocess.run(
+        [sys.executable, script, str(fd_script),
+         str(tmp_path / "other_bwd_fd.py"), "--match",
+         "nothing_here,partial_rotary_bwd"],
+        check=True, capture_output=True, text=True).stdout
+    assert "| partial_rotary_bwd_fd | - |" in some
+    assert "other_bwd_fd" not in some
     bad = subprocess.run([sys.executable, script,
                           str(tmp_path / "partial_rotary_bwd_fd.py"),
                           "--config", "x=PATH=/tmp"],
