@@ -56,31 +56,43 @@ TensorView* replayShapeOp(const Expr* e, const std::vector<Val*>& ins) {
       NVF_THROW(Internal, "replayShapeOp: not a shape op: ", e->opName());
   }
 }
+// Unary (casts included), binary and ternary ops.
+Val* replayElementwise(const Expr* e, const std::vector<Val*>& ins) {
+  switch (e->type()) {
+    case ExprType::Unary: {
+      auto* u = exprAs<UnaryOp>(e);
+      if (u->op() == UnaryOpType::Cast) {
+        return castOp(ins[0], e->output(0)->dtype());
+      }
+      return unaryOp(u->op(), ins[0]);
+    }
+    case ExprType::Binary:
+      return binaryOp(exprAs<BinaryOp>(e)->op(), ins[0], ins[1]);
+    case ExprType::Ternary:
+      switch (exprAs<TernaryOp>(e)->op()) {
+        case TernaryOpType::Where:
+          return where(ins[0], ins[1], ins[2]);
+        case TernaryOpType::Lerp:
+          return lerp(ins[0], ins[1], ins[2]);
+        case TernaryOpType::Clamp:
+          return clamp(ins[0], ins[1], ins[2]);
+      }
+      break;
+    default:
+      break;
+  }
+  NVF_THROW(Internal, "replayElementwise: not elementwise: ", e->opName());
+}
 }  // namespace
 
 std::vector<Val*> replayExpr(const Expr* e, const std::vector<Val*>& ins) {
   NVF_ASSERT(!ins.empty(), "every op has at least one input");
   Fusion& f = *ins[0]->fusion();
   switch (e->type()) {
-    case ExprType::Unary: {
-      auto* u = exprAs<UnaryOp>(e);
-      if (u->op() == UnaryOpType::Cast) {
-        return {castOp(ins[0], e->output(0)->dtype())};
-      }
-      return {unaryOp(u->op(), ins[0])};
-    }
+    case ExprType::Unary:
     case ExprType::Binary:
-      return {binaryOp(exprAs<BinaryOp>(e)->op(), ins[0], ins[1])};
     case ExprType::Ternary:
-      switch (exprAs<TernaryOp>(e)->op()) {
-        case TernaryOpType::Where:
-          return {where(ins[0], ins[1], ins[2])};
-        case TernaryOpType::Lerp:
-          return {lerp(ins[0], ins[1], ins[2])};
-        case TernaryOpType::Clamp:
-          return {clamp(ins[0], ins[1], ins[2])};
-      }
-      break;
+      return {replayElementwise(e, ins)};
     case ExprType::Broadcast:
     case ExprType::Expand:
     case ExprType::Reshape:

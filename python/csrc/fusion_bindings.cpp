@@ -214,15 +214,8 @@ py::dict describeSegmentation(const SegmentedFusion& sf) {
 
 }  // namespace
 
-void bindFusion(py::module_& m) {
-  m.def("_loaded_kernel_modules", [] { return LoadedModules::get().size(); });
-  m.def(
-      "_unload_kernels",
-      [] {
-        LoadedModules::get().unloadAll(
-            {nullptr, LoadedModules::driverUnload()});
-      },
-      py::call_guard<py::gil_scoped_release>());
+namespace {
+void bindVals(py::module_& m) {
   py::class_<Val, std::unique_ptr<Val, py::nodelete>>(m, "Val")
       .def_property_readonly("is_tensor", &Val::isTensor)
       .def_property_readonly("dtype", &Val::dtype)
@@ -269,9 +262,11 @@ void bindFusion(py::module_& m) {
       m, "TensorView");
   py::class_<Scalar, Val, std::unique_ptr<Scalar, py::nodelete>>(m,
                                                                  "ScalarVal");
+}
 
-  py::class_<PyFusion>(m, "Fusion")
-      .def(py::init<>())
+// Building a definition: its inputs, outputs and IR.
+void bindDefinitionMethods(py::class_<PyFusion>& cls) {
+  cls.def(py::init<>())
       .def(
           "define_tensor",
           [](PyFusion& self, const std::vector<int64_t>& shape,
@@ -307,15 +302,19 @@ void bindFusion(py::module_& m) {
            [](PyFusion& self) { return self.fusion().outputs().size(); })
       .def("fusion_ir", [](PyFusion& self) { return self.fusion().toString(); })
       .def("python_definition",
-           [](PyFusion& self) { return fusionToPython(self.fusion()); })
-      .def("last_concrete_ir",
-           [](PyFusion& self) -> std::optional<std::string> {
-             const Fusion* f = self.cache().lastConcreteFusion();
-             if (f == nullptr) {
-               return std::nullopt;
-             }
-             return f->toString();
-           })
+           [](PyFusion& self) { return fusionToPython(self.fusion()); });
+}
+
+// Segmenting, running and inspecting a definition for inputs.
+void bindExecutionMethods(py::class_<PyFusion>& cls) {
+  cls.def("last_concrete_ir",
+          [](PyFusion& self) -> std::optional<std::string> {
+            const Fusion* f = self.cache().lastConcreteFusion();
+            if (f == nullptr) {
+              return std::nullopt;
+            }
+            return f->toString();
+          })
       .def("last_segmentation",
            [](PyFusion& self) -> py::object {
              const SegmentedFusion* sf = self.cache().lastSegmentedFusion();
@@ -392,6 +391,22 @@ void bindFusion(py::module_& m) {
            })
       .def("last_cuda_code",
            [](PyFusion& self) { return self.cache().lastCudaCode(); });
+}
+}  // namespace
+
+void bindFusion(py::module_& m) {
+  m.def("_loaded_kernel_modules", [] { return LoadedModules::get().size(); });
+  m.def(
+      "_unload_kernels",
+      [] {
+        LoadedModules::get().unloadAll(
+            {nullptr, LoadedModules::driverUnload()});
+      },
+      py::call_guard<py::gil_scoped_release>());
+  bindVals(m);
+  py::class_<PyFusion> cls(m, "Fusion");
+  bindDefinitionMethods(cls);
+  bindExecutionMethods(cls);
 }
 
 }  // namespace nvfuser::python

@@ -11,8 +11,9 @@
 
 namespace py = pybind11;
 
-PYBIND11_MODULE(_C, m) {
-  m.doc() = "nvfuser-lite compiler core";
+namespace {
+// nvfuser::Error kinds as the matching Python exceptions.
+void registerErrorTranslator() {
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) {
@@ -42,7 +43,9 @@ PYBIND11_MODULE(_C, m) {
       }
     }
   });
+}
 
+void bindDataTypes(py::module_& m) {
   using nvfuser::DataType;
   py::enum_<DataType>(m, "DataType")
       .value("Double", DataType::Double)
@@ -58,7 +61,10 @@ PYBIND11_MODULE(_C, m) {
       .value("Float8_e5m2", DataType::Float8_e5m2)
       .value("Float8_e8m0fnu", DataType::Float8_e8m0fnu)
       .value("Null", DataType::Null);
+}
 
+// Option parsing and compile statistics, as the compiler sees them.
+void bindOptionsAndStats(py::module_& m) {
   m.def("dump_enabled", &nvfuser::Options::dumpEnabled,
         "Whether NVFUSER_DUMP names this option, parsed as the compiler "
         "parses it; a ValueError for unknown names in either");
@@ -94,7 +100,14 @@ PYBIND11_MODULE(_C, m) {
         return d;
       },
       "This process' kernel compiles: NVRTC runs and cache hits");
+}
+}  // namespace
 
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "nvfuser-lite compiler core";
+  registerErrorTranslator();
+  bindDataTypes(m);
+  bindOptionsAndStats(m);
   nvfuser::python::bindFusion(m);
   py::module_ ops = m.def_submodule("ops", "op builders");
   nvfuser::python::bindOps(ops);

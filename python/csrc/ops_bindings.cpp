@@ -157,7 +157,8 @@ TensorView* tensorArg(Val* v, const char* op) {
 
 }  // namespace
 
-void bindOps(py::module_& m) {
+namespace {
+void bindElementwiseOps(py::module_& m) {
   const auto ref = py::return_value_policy::reference;
   m.def("unary_names", [] { return keys(unaryTable()); });
   m.def("binary_names", [] { return keys(binaryTable()); });
@@ -179,6 +180,10 @@ void bindOps(py::module_& m) {
   m.def("clamp", &clamp, ref);
   m.def("addcmul", &addcmul, ref);
   m.def("cast", &castOp, ref);
+}
+
+void bindShapeOps(py::module_& m) {
+  const auto ref = py::return_value_policy::reference;
   m.def(
       "broadcast",
       [](Val* x, const std::vector<bool>& mask) {
@@ -239,6 +244,10 @@ void bindOps(py::module_& m) {
         return cat(ts, dim);
       },
       ref);
+}
+
+void bindReductionAndMatmulOps(py::module_& m) {
+  const auto ref = py::return_value_policy::reference;
   m.def(
       "reduction",
       [](const std::string& name, Val* x, const std::vector<int64_t>& dims,
@@ -271,6 +280,22 @@ void bindOps(py::module_& m) {
       },
       ref, py::arg("a"), py::arg("w"), py::arg("bias") = nullptr);
   m.def(
+      "welford",
+      [](Val* x, const std::vector<int64_t>& dims) {
+        auto [avg, varSum, n] = welford(tensorArg(x, "welford"), dims);
+        return std::vector<Val*>{avg, varSum, n};
+      },
+      ref);
+  m.def(
+      "cumsum",
+      [](Val* x, int64_t dim) { return cumsum(tensorArg(x, "cumsum"), dim); },
+      ref);
+}
+
+// Factories, indexing, random ops and segment boundaries.
+void bindOtherOps(py::module_& m) {
+  const auto ref = py::return_value_policy::reference;
+  m.def(
       "full",
       [](Val* anchor, const std::vector<int64_t>& shape, Val* fill,
          DataType dtype) {
@@ -299,17 +324,6 @@ void bindOps(py::module_& m) {
       },
       ref);
   m.def(
-      "welford",
-      [](Val* x, const std::vector<int64_t>& dims) {
-        auto [avg, varSum, n] = welford(tensorArg(x, "welford"), dims);
-        return std::vector<Val*>{avg, varSum, n};
-      },
-      ref);
-  m.def(
-      "cumsum",
-      [](Val* x, int64_t dim) { return cumsum(tensorArg(x, "cumsum"), dim); },
-      ref);
-  m.def(
       "scatter",
       [](Val* arg, Val* index, Val* src, int64_t dim) {
         return scatter(checkTensor(arg, "scatter", "input"),
@@ -336,6 +350,14 @@ void bindOps(py::module_& m) {
       ref);
   m.def("set", &set, ref);
   m.def("segment_set", &segmentSet, ref);
+}
+}  // namespace
+
+void bindOps(py::module_& m) {
+  bindElementwiseOps(m);
+  bindShapeOps(m);
+  bindReductionAndMatmulOps(m);
+  bindOtherOps(m);
 }
 
 }  // namespace nvfuser::python
