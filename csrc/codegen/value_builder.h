@@ -375,8 +375,9 @@ class KernelValueBuilder {
                                                   const Index& idx);
   // Chained sums (value_builder_chained_sums.cpp). An add of two sums at
   // the same index, each read by nothing else, in their accumulator type
-  // (no rounding between): the second sum's accumulators start from the
-  // first's partial sums (before a slot group combines them), so one
+  // (no rounding between), read by no reduction (so computed where no
+  // loop is open): the second sum's accumulators start from the first's
+  // partial sums (before a slot group combines them), so one
   // accumulator per lane lives through both loops and the add's value is
   // the second's result. Sums of one shared loop that are chained share
   // one accumulator. Qwen2.5's cos and sin gradients add sums over the

@@ -2,6 +2,8 @@
 // lane through both loops instead of the first sum's result next to the
 // second's accumulator (value_builder.h says when and why).
 #include <algorithm>
+#include <set>
+#include <vector>
 
 #include "analysis/tensor_shape.h"
 #include "codegen/value_builder.h"
@@ -32,6 +34,31 @@ const ReductionOp* chainableSum(const Fusion& fusion, const Val* v,
   }
   return r;
 }
+
+// Values some reduction reads, directly or through other ops: a chained
+// add among them could be computed inside that reduction's loop, where a
+// group of lanes that split the first sum's loop cannot combine its
+// partial sums (the lanes run different numbers of iterations).
+std::set<const Val*> readByReductions(const Fusion& fusion) {
+  std::set<const Val*> seen;
+  std::vector<const Val*> stack;
+  for (const Expr* e : fusion.exprs()) {
+    if (e->type() == ExprType::Reduction || e->type() == ExprType::VarMean) {
+      stack.push_back(e->input(0));
+    }
+  }
+  while (!stack.empty()) {
+    const Val* v = stack.back();
+    stack.pop_back();
+    if (!seen.insert(v).second || v->definition() == nullptr) {
+      continue;
+    }
+    for (const Val* in : v->definition()->inputs()) {
+      stack.push_back(in);
+    }
+  }
+  return seen;
+}
 }  // namespace
 
 void KernelValueBuilder::findChainedSums() {
@@ -40,10 +67,11 @@ void KernelValueBuilder::findChainedSums() {
   if (!options_.chainedSums) {
     return;
   }
+  const std::set<const Val*> nested = readByReductions(fusion_);
   for (const Expr* e : fusion_.exprs()) {
     const auto* b = exprAs<BinaryOp>(e);
     if (b == nullptr || b->op() != BinaryOpType::Add ||
-        !e->output(0)->isTensor()) {
+        !e->output(0)->isTensor() || nested.count(e->output(0)) > 0) {
       continue;
     }
     const DataType t = e->output(0)->dtype();
@@ -106,6 +134,10 @@ Value KernelValueBuilder::accumulatorFromPartial(const Value& p, bool pSplit,
   if (pSplit == split) {  // the same lanes add to it: each its own share
     return emit(acc, lane, at(p));
   }
+  // Chained adds are read by no reduction (findChainedSums), so no loop is
+  // open around this combine.
+  NVF_ASSERT(!pSplit || reductionLoops_ == 0,
+             "a split partial sum combined inside a loop");
   if (pSplit) {  // the group's lanes each run the whole second loop
     Value sum = emit(acc, lane, at(p));
     combineAcrossSlotThreads(sum, ReductionOpType::Sum);

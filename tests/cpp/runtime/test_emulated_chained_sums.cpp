@@ -145,6 +145,74 @@ TEST(ChainedSumsTest, SumsReadElsewhereRoundedOrAveragedAreNotChained) {
   expectClose(runEmulatedAndAten(f, in));
 }
 
+TEST(ChainedSumsTest, IntegerAndDoubleSumsChainToo) {
+  // Sums of int32 (accumulated and returned as int64) and of doubles.
+  Fusion f;
+  TensorView* a = defineTensor(f, {6, 4, 8}, DataType::Int32);
+  TensorView* b = defineTensor(f, {3, 4, 8}, DataType::Int32);
+  TensorView* c = defineTensor(f, {6, 4, 8}, DataType::Double);
+  TensorView* d = defineTensor(f, {3, 4, 8}, DataType::Double);
+  f.addOutput(add(sum(a, {0}), sum(b, {0})));
+  f.addOutput(add(sum(c, {0}), sum(d, {0})));
+  const std::vector<at::Tensor> in = {at::randint(-50, 50, {6, 4, 8}, at::kInt),
+                                      at::randint(-50, 50, {3, 4, 8}, at::kInt),
+                                      at::randn({6, 4, 8}, at::kDouble),
+                                      at::randn({3, 4, 8}, at::kDouble)};
+  const std::string code = generatedKernels(f, in);
+  EXPECT_EQ(occurrences(code, "// chained sum: starts from"), 2u) << code;
+  EmulatedRun run = runEmulatedAndAten(f, in);
+  expectClose(run);
+  EXPECT_TRUE(at::equal(run.outs.at(0), run.ref.at(0)));
+}
+
+TEST(ChainedSumsTest, TheAddReadAtShiftedIndicesChainsAtEach) {
+  // A rotate-half of the added sums: the add is read at its own index and
+  // at the other half's, each its own chain from the same loops' code.
+  Fusion f;
+  TensorView* a = defineTensor(f, {6, 4, 16}, DataType::Float);
+  TensorView* b = defineTensor(f, {3, 4, 16}, DataType::Float);
+  TensorView* s = add(sum(a, {0}), sum(b, {0}));
+  TensorView* lo = slice(s, {0, 0}, {4, 8}, {1, 1});
+  TensorView* hi = slice(s, {0, 8}, {4, 16}, {1, 1});
+  TensorView* rotated = cat({unaryOp(UnaryOpType::Neg, hi)->asTensor(), lo}, 1);
+  f.addOutput(add(s, rotated));
+  const std::vector<at::Tensor> in = {at::randn({6, 4, 16}),
+                                      at::randn({3, 4, 16})};
+  const std::string code = generatedKernels(f, in);
+  EXPECT_GE(occurrences(code, "// chained sum: starts from"), 2u) << code;
+  expectClose(runEmulatedAndAten(f, in));
+}
+
+TEST(ChainedSumsTest, SumsReadTwiceOrWidenedOrReadByAReductionAreNot) {
+  // A sum with a second reader, a double sum returned as float (it rounds
+  // to float: chaining would skip that), and added sums that a column sum
+  // reads (computed inside its loop, where a group of lanes could not
+  // combine a split partial) each keep their own accumulators.
+  Fusion f;
+  TensorView* a = defineTensor(f, {6, 4, 8}, DataType::Float);
+  TensorView* b = defineTensor(f, {5, 4, 8}, DataType::Float);
+  TensorView* c = defineTensor(f, {6, 4, 8}, DataType::Double);
+  TensorView* d = defineTensor(f, {5, 4, 8}, DataType::Double);
+  TensorView* sa = sum(a, {0});
+  f.addOutput(add(sa, sum(b, {0})));
+  f.addOutput(mul(sa, sa));
+  f.addOutput(
+      add(reduction(ReductionOpType::Sum, c, {0}, false, DataType::Float),
+          reduction(ReductionOpType::Sum, d, {0}, false, DataType::Float)));
+  TensorView* e = defineTensor(f, {6, 4, 8}, DataType::Float);
+  TensorView* g = defineTensor(f, {5, 4, 8}, DataType::Float);
+  f.addOutput(sum(add(sum(e, {0}), sum(g, {0})), {0}));
+  const std::vector<at::Tensor> in = {at::randn({6, 4, 8}),
+                                      at::randn({5, 4, 8}),
+                                      at::randn({6, 4, 8}, at::kDouble),
+                                      at::randn({5, 4, 8}, at::kDouble),
+                                      at::randn({6, 4, 8}),
+                                      at::randn({5, 4, 8})};
+  const std::string code = generatedKernels(f, in);
+  EXPECT_EQ(code.find("chained sum"), std::string::npos) << code;
+  expectClose(runEmulatedAndAten(f, in));
+}
+
 TEST(ChainedSumsTest, FuzzSeedsWithSumPairsMatchAten) {
   // Seeds 13 and 15 mod 16 end with a pair of added sums (random_fusion):
   // fuzz_fusions --device emu found none of them wrong.
