@@ -525,6 +525,7 @@ class KernelValueBuilder {
   // findChainedSums: each chained sum's add and partner; the adds.
   std::map<const ReductionOp*, SumChain> sumChains_;
   std::set<const Expr*> chainedAdds_;
+  bool chainsFound_ = false;
   std::vector<PendingLoopOutput> loopOutputs_;
   std::function<Index(const Val*)> slotIndexOf_;
   // Inputs read once per element (a split sum's): their vector loads skip

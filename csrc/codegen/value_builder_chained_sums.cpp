@@ -62,11 +62,11 @@ std::set<const Val*> readByReductions(const Fusion& fusion) {
 }  // namespace
 
 void KernelValueBuilder::findChainedSums() {
-  sumChains_.clear();
-  chainedAdds_.clear();
-  if (!options_.chainedSums) {
+  // The fusion's, not a family's: found once per kernel.
+  if (chainsFound_ || !options_.chainedSums) {
     return;
   }
+  chainsFound_ = true;
   const std::set<const Val*> nested = readByReductions(fusion_);
   for (const Expr* e : fusion_.exprs()) {
     const auto* b = exprAs<BinaryOp>(e);
