@@ -236,7 +236,12 @@ KernelValueBuilder::GroupAccumulators KernelValueBuilder::startAccumulators(
         continue;
       }
       if (const Value* p = cached(partialKey(c->partner, idx))) {
-        const bool pSplit = cached(splitKey(c->partner, idx)) != nullptr;
+        // Chained adds are read by no reduction (findChainedSums): both
+        // sums are emitted where no loop is open, so whether the partner's
+        // loop was split is whether it would be split here.
+        NVF_ASSERT(reductionLoops_ == 0, "a chained sum inside a loop");
+        const TensorView* pIn = c->partner->input(0)->asTensor();
+        const bool pSplit = splitsOverSlotThreads(pIn, c->partner->axes());
         line("// chained sum: starts from " + p->name + "'s partial sums");
         a.sums.push_back(accumulatorFromPartial(*p, pSplit, split, t, lane));
         a.chained[k] = true;
@@ -249,7 +254,7 @@ KernelValueBuilder::GroupAccumulators KernelValueBuilder::startAccumulators(
 }
 
 Value KernelValueBuilder::finishAccumulators(
-    const std::vector<const ReductionOp*>& group, GroupAccumulators& a,
+    const std::vector<const ReductionOp*>& group, const GroupAccumulators& a,
     const Val* v, const Index& idx, bool split) {
   const bool lane = anyLane(idx);
   const int64_t n = reducedCount(concreteShape(group[0]->input(0)->asTensor()),
@@ -263,9 +268,6 @@ Value KernelValueBuilder::finishAccumulators(
     }
     if (c != nullptr && !a.chained[k]) {  // the partner's loop comes later
       scopes_.back()[partialKey(r, idx)] = a.sums[k];
-      if (split) {
-        scopes_.back()[splitKey(r, idx)] = a.sums[k];
-      }
       continue;
     }
     const DataType acc = a.types[k];

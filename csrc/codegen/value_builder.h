@@ -334,8 +334,8 @@ class KernelValueBuilder {
   // (v's returned, the others cached at idx); a chain's first sum left as
   // a partial for its partner.
   Value finishAccumulators(const std::vector<const ReductionOp*>& group,
-                           GroupAccumulators& a, const Val* v, const Index& idx,
-                           bool split);
+                           const GroupAccumulators& a, const Val* v,
+                           const Index& idx, bool split);
   // Loop outputs (scheduler/loop_outputs.h). The family's planned ones,
   // each written once: by the loop of its reduction computed at the slot's
   // own index (slotIndexOf_) at the top level of the slot's code.
@@ -395,13 +395,9 @@ class KernelValueBuilder {
   // reductions that share it) unless already emitted.
   Value chainedSum(const Expr* add, const Index& idx);
   // A sum whose chain partner is not emitted yet leaves its accumulator
-  // here, uncombined: partialKey holds it, splitKey marks that a slot's
-  // lanes each hold part of it.
+  // under this key, uncombined.
   std::string partialKey(const ReductionOp* r, const Index& idx) const {
     return "partial:" + valueKey(r->output(0), idx);
-  }
-  std::string splitKey(const ReductionOp* r, const Index& idx) const {
-    return "partial-split:" + valueKey(r->output(0), idx);
   }
   // Whether r's value at idx is emitted or pending as a chain's partial.
   bool reductionEmitted(const ReductionOp* r, const Index& idx) const;

@@ -12,11 +12,6 @@ namespace nvfuser {
 namespace codegen_detail {
 
 namespace {
-bool chainableType(DataType t) {
-  return t == DataType::Float || t == DataType::Double || t == DataType::Int ||
-         t == DataType::Int32;
-}
-
 // The sum that defines v, when v is its only output value worth chaining:
 // a plain sum in its accumulator type, read once (by the add) and not a
 // fusion output.
@@ -74,9 +69,10 @@ void KernelValueBuilder::findChainedSums() {
         !e->output(0)->isTensor() || nested.count(e->output(0)) > 0) {
       continue;
     }
+    // The sums' checks make t an accumulator type: float, double, int or
+    // int32.
     const DataType t = e->output(0)->dtype();
-    if (!chainableType(t) || b->computeType() != t ||
-        e->input(0) == e->input(1)) {
+    if (b->computeType() != t || e->input(0) == e->input(1)) {
       continue;
     }
     const ReductionOp* first = chainableSum(fusion_, e->input(0), t);
@@ -134,10 +130,6 @@ Value KernelValueBuilder::accumulatorFromPartial(const Value& p, bool pSplit,
   if (pSplit == split) {  // the same lanes add to it: each its own share
     return emit(acc, lane, at(p));
   }
-  // Chained adds are read by no reduction (findChainedSums), so no loop is
-  // open around this combine.
-  NVF_ASSERT(!pSplit || reductionLoops_ == 0,
-             "a split partial sum combined inside a loop");
   if (pSplit) {  // the group's lanes each run the whole second loop
     Value sum = emit(acc, lane, at(p));
     combineAcrossSlotThreads(sum, ReductionOpType::Sum);

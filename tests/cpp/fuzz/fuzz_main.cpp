@@ -44,9 +44,30 @@ int main(int argc, char** argv) {
     }
   }
   auto start = std::chrono::steady_clock::now();
-  uint64_t failures = 0, skipped = 0, exprs = 0, segments = 0, catOrder = 0,
-           laneTables = 0, slotGroups = 0, sharedLoops = 0, chainedSums = 0,
-           loopOutputs = 0, transposes = 0, narrowed = 0;
+  // What the generated code says it does (FuzzOutcome), as --features
+  // list names it and as the summary counts it.
+  struct Feature {
+    int64_t FuzzOutcome::*count;
+    const char* listed;
+    const char* summarized;
+  };
+  static const Feature kFeatures[] = {
+      {&FuzzOutcome::interleavedCatKernels, "interleaved-cat order",
+       " kernels in interleaved-cat order"},
+      {&FuzzOutcome::laneTableKernels, "lane tables", " with lane tables"},
+      {&FuzzOutcome::slotGroupKernels, "threads per slot",
+       " with threads per slot"},
+      {&FuzzOutcome::sharedLoopKernels, "shared reduction loops",
+       " with shared reduction loops"},
+      {&FuzzOutcome::chainedSumKernels, "chained sums", " with chained sums"},
+      {&FuzzOutcome::loopOutputKernels, "loop outputs", " with loop outputs"},
+      {&FuzzOutcome::transposeKernels, "transpose tiles",
+       " with transpose tiles"},
+      {&FuzzOutcome::narrowedKernels, "narrowed vectors",
+       " with narrowed vectors"}};
+  constexpr size_t kNumFeatures = sizeof(kFeatures) / sizeof(kFeatures[0]);
+  uint64_t failures = 0, skipped = 0, exprs = 0, segments = 0;
+  uint64_t featureTotals[kNumFeatures] = {};
   for (uint64_t s = first; s < first + count; ++s) {
     bool compile = compileEvery > 0 && s % compileEvery == 0;
     FuzzOutcome o = runFuzzCase(s, ops, compile, cuda, emulate);
@@ -56,33 +77,17 @@ int main(int argc, char** argv) {
     skipped += o.skipped;
     exprs += o.exprs;
     segments += o.segments;
-    catOrder += o.interleavedCatKernels;
-    laneTables += o.laneTableKernels;
-    slotGroups += o.slotGroupKernels;
-    sharedLoops += o.sharedLoopKernels;
-    chainedSums += o.chainedSumKernels;
-    loopOutputs += o.loopOutputKernels;
-    transposes += o.transposeKernels;
-    narrowed += o.narrowedKernels;
-    if (listFeatures) {
-      const std::pair<const char*, int64_t> kinds[] = {
-          {"interleaved-cat order", o.interleavedCatKernels},
-          {"lane tables", o.laneTableKernels},
-          {"threads per slot", o.slotGroupKernels},
-          {"shared reduction loops", o.sharedLoopKernels},
-          {"chained sums", o.chainedSumKernels},
-          {"loop outputs", o.loopOutputKernels},
-          {"transpose tiles", o.transposeKernels},
-          {"narrowed vectors", o.narrowedKernels}};
-      std::string line;
-      for (const auto& [kind, n] : kinds) {
-        if (n > 0) {
-          line += (line.empty() ? "" : ", ") + std::to_string(n) + " " + kind;
-        }
+    std::string line;
+    for (size_t k = 0; k < kNumFeatures; ++k) {
+      const int64_t n = o.*(kFeatures[k].count);
+      featureTotals[k] += static_cast<uint64_t>(n);
+      if (n > 0) {
+        line += (line.empty() ? "" : ", ") + std::to_string(n) + " " +
+                kFeatures[k].listed;
       }
-      if (!line.empty()) {
-        std::cout << "seed " << s << ": " << line << "\n";
-      }
+    }
+    if (listFeatures && !line.empty()) {
+      std::cout << "seed " << s << ": " << line << "\n";
     }
     if (o.problems.empty()) {
       continue;
@@ -117,12 +122,10 @@ int main(int argc, char** argv) {
             << " (seeds " << first << ".." << first + count - 1
             << "): " << failures << " failed, " << skipped
             << " skipped (rejected by ATen), " << exprs << " exprs, "
-            << segments << " segments (" << catOrder
-            << " kernels in interleaved-cat order, " << laneTables
-            << " with lane tables, " << slotGroups << " with threads per slot, "
-            << sharedLoops << " with shared reduction loops, " << chainedSums
-            << " with chained sums, " << loopOutputs << " with loop outputs, "
-            << transposes << " with transpose tiles, " << narrowed
-            << " with narrowed vectors), " << secs << " s\n";
+            << segments << " segments (";
+  for (size_t k = 0; k < kNumFeatures; ++k) {
+    std::cout << (k ? ", " : "") << featureTotals[k] << kFeatures[k].summarized;
+  }
+  std::cout << "), " << secs << " s\n";
   return failures == 0 ? 0 : 1;
 }
