@@ -278,10 +278,13 @@ Value KernelValueBuilder::finishAccumulators(
     const std::string value = r->op() == ReductionOpType::Mean
                                   ? at(a.sums[k]) + " / " + count
                                   : at(a.sums[k]);
-    // A chain's value is its add's.
+    // A chain's value is its add's, known at its sums' index (chainedSum
+    // reads it there); nothing asks for a chained sum's own value.
     const Val* out = c != nullptr ? c->add->output(0) : r->output(0);
     Value x = emit(out->dtype(), lane, castExpr(acc, out->dtype(), value));
-    if (out == v) {
+    if (c != nullptr) {
+      scopes_.back()[chainKey(c->add, idx)] = x;
+    } else if (out == v) {
       result = x;
     } else {  // computed with v: known at idx from here on
       scopes_.back()[valueKey(out, idx)] = x;

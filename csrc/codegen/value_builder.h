@@ -384,16 +384,26 @@ class KernelValueBuilder {
   // query heads and over the kv groups: keeping the first sums through
   // the second loop took 134 registers a thread, chained 96 (ptxas,
   // sm_90; 3 -> 5 blocks of 128 per SM). NVFUSER_DISABLE=chained_sums.
+  // The add may read each sum through views whose index maps are the same
+  // on both sides (broadcast, squeeze, set, reshape, permute: autograd's
+  // graph adds keepdim sums), each view read once.
   struct SumChain {
     const Expr* add = nullptr;
     const ReductionOp* partner = nullptr;
+    // From the add's operand down to this sum's output; empty when the
+    // add reads the sum itself.
+    std::vector<const Expr*> views;
   };
   void findChainedSums();
   const SumChain* chainOf(const ReductionOp* r) const;
   bool isChainedAdd(const Expr* e) const { return chainedAdds_.count(e) > 0; }
   // The chained add's value at idx: emits both sums' loops (each with the
-  // reductions that share it) unless already emitted.
+  // reductions that share it) at the sums' index unless already emitted.
   Value chainedSum(const Expr* add, const Index& idx);
+  // A chain's value (its add's) at its sums' index idx.
+  std::string chainKey(const Expr* add, const Index& idx) const {
+    return "chain:" + valueKey(add->output(0), idx);
+  }
   // A sum whose chain partner is not emitted yet leaves its accumulator
   // under this key, uncombined.
   std::string partialKey(const ReductionOp* r, const Index& idx) const {
@@ -520,7 +530,8 @@ class KernelValueBuilder {
   std::vector<std::pair<const ReductionOp*, std::string>> sameIndexReductions_;
   // findChainedSums: each chained sum's add and partner; the adds.
   std::map<const ReductionOp*, SumChain> sumChains_;
-  std::set<const Expr*> chainedAdds_;
+  // Each chained add and its first operand's sum.
+  std::map<const Expr*, const ReductionOp*> chainedAdds_;
   bool chainsFound_ = false;
   std::vector<PendingLoopOutput> loopOutputs_;
   std::function<Index(const Val*)> slotIndexOf_;

@@ -12,19 +12,69 @@ namespace nvfuser {
 namespace codegen_detail {
 
 namespace {
-// The sum that defines v, when v is its only output value worth chaining:
-// a plain sum in its accumulator type, read once (by the add) and not a
-// fusion output.
-const ReductionOp* chainableSum(const Fusion& fusion, const Val* v,
-                                DataType type) {
-  const auto* r = exprAs<ReductionOp>(v->definition());
-  if (r == nullptr || r->op() != ReductionOpType::Sum || v->dtype() != type ||
-      accumulatorType(v->dtype(), r->input(0)->dtype()) != type ||
-      v->uses().size() != 1) {
-    return nullptr;
-  }
+bool isFusionOutput(const Fusion& fusion, const Val* v) {
   const auto& outs = fusion.outputs();
-  if (std::find(outs.begin(), outs.end(), v) != outs.end()) {
+  return std::find(outs.begin(), outs.end(), v) != outs.end();
+}
+
+// Views a chain sees through: element moves whose index map is fixed by
+// their shapes and attributes, so two of them compare (sameView).
+bool isChainView(const Expr* e) {
+  switch (e->type()) {
+    case ExprType::Broadcast:
+    case ExprType::Squeeze:
+    case ExprType::LoadStore:
+    case ExprType::Reshape:
+    case ExprType::Permute:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool sameView(const Expr* a, const Expr* b) {
+  if (a->type() != b->type() ||
+      concreteShape(a->input(0)->asTensor()) !=
+          concreteShape(b->input(0)->asTensor()) ||
+      concreteShape(a->output(0)->asTensor()) !=
+          concreteShape(b->output(0)->asTensor())) {
+    return false;
+  }
+  switch (a->type()) {
+    case ExprType::Broadcast:
+      return exprAs<BroadcastOp>(a)->isBroadcastDim() ==
+             exprAs<BroadcastOp>(b)->isBroadcastDim();
+    case ExprType::Squeeze:
+      return exprAs<SqueezeOp>(a)->isSqueezed() ==
+             exprAs<SqueezeOp>(b)->isSqueezed();
+    case ExprType::Permute:
+      return exprAs<PermuteOp>(a)->perm() == exprAs<PermuteOp>(b)->perm();
+    default:  // set, reshape: the shapes fix the map
+      return true;
+  }
+}
+
+// The sum the add's operand v reads through views (each read once, none
+// an output, all in the add's type), with those views from v down; null
+// when v is not such a sum: a plain sum in its accumulator type, read
+// once and not a fusion output.
+const ReductionOp* chainableSum(const Fusion& fusion, const Val* v,
+                                DataType type,
+                                std::vector<const Expr*>* views) {
+  while (true) {
+    if (v->dtype() != type || v->uses().size() != 1 ||
+        isFusionOutput(fusion, v) || v->definition() == nullptr) {
+      return nullptr;
+    }
+    if (!isChainView(v->definition())) {
+      break;
+    }
+    views->push_back(v->definition());
+    v = v->definition()->input(0);
+  }
+  const auto* r = exprAs<ReductionOp>(v->definition());
+  if (r == nullptr || r->op() != ReductionOpType::Sum ||
+      accumulatorType(v->dtype(), r->input(0)->dtype()) != type) {
     return nullptr;
   }
   return r;
@@ -75,9 +125,15 @@ void KernelValueBuilder::findChainedSums() {
     if (b->computeType() != t || e->input(0) == e->input(1)) {
       continue;
     }
-    const ReductionOp* first = chainableSum(fusion_, e->input(0), t);
-    const ReductionOp* second = chainableSum(fusion_, e->input(1), t);
-    if (first == nullptr || second == nullptr) {
+    std::vector<const Expr*> firstViews, secondViews;
+    const ReductionOp* first =
+        chainableSum(fusion_, e->input(0), t, &firstViews);
+    const ReductionOp* second =
+        chainableSum(fusion_, e->input(1), t, &secondViews);
+    if (first == nullptr || second == nullptr || first == second ||
+        firstViews.size() != secondViews.size() ||
+        !std::equal(firstViews.begin(), firstViews.end(), secondViews.begin(),
+                    sameView)) {
       continue;
     }
     const std::vector<int64_t> shape = concreteShape(e->output(0)->asTensor());
@@ -85,9 +141,9 @@ void KernelValueBuilder::findChainedSums() {
         concreteShape(e->input(1)->asTensor()) != shape) {
       continue;
     }
-    sumChains_[first] = SumChain{e, second};
-    sumChains_[second] = SumChain{e, first};
-    chainedAdds_.insert(e);
+    sumChains_[first] = SumChain{e, second, firstViews};
+    sumChains_[second] = SumChain{e, first, secondViews};
+    chainedAdds_[e] = first;
   }
 }
 
@@ -104,18 +160,24 @@ bool KernelValueBuilder::reductionEmitted(const ReductionOp* r,
     return true;
   }
   const SumChain* c = chainOf(r);
-  return c != nullptr && cached(valueKey(c->add->output(0), idx)) != nullptr;
+  return c != nullptr && cached(chainKey(c->add, idx)) != nullptr;
 }
 
 Value KernelValueBuilder::chainedSum(const Expr* add, const Index& idx) {
-  const std::string key = valueKey(add->output(0), idx);
-  for (const Val* in : add->inputs()) {
+  const ReductionOp* first = chainedAdds_.at(add);
+  const SumChain* c = chainOf(first);
+  // Both sides' views map the add's index alike (findChainedSums).
+  Index sumIdx = idx;
+  for (const Expr* view : c->views) {
+    sumIdx = remappedIndex(view, view->output(0), sumIdx);
+  }
+  const std::string key = chainKey(add, sumIdx);
+  for (const ReductionOp* r : {first, c->partner}) {
     if (cached(key) != nullptr) {
       break;
     }
-    const auto* r = exprAs<ReductionOp>(in->definition());
-    if (!reductionEmitted(r, idx)) {
-      reduceTogether(sharedLoopGroup(r, idx), in, idx);
+    if (!reductionEmitted(r, sumIdx)) {
+      reduceTogether(sharedLoopGroup(r, sumIdx), r->output(0), sumIdx);
     }
   }
   const Value* v = cached(key);

@@ -421,6 +421,38 @@ def test_qwen_backward_chains_the_cos_and_sin_sums(capfd, monkeypatch):
     assert separate.count("__shfl_xor_sync(nvf_group") == 4
 
 
+def test_qwen_backward_region_from_torch_compile_chains_keepdim_sums(
+        capfd, monkeypatch):
+    # torch.compile's graph of the same backward (saved from the device:
+    # fixtures/rope) adds the sums through keepdim views,
+    # add(set(broadcast(sum)), set(broadcast(sum))): chained through them,
+    # 128 -> 100 registers a thread (ptxas, sm_90).
+    import re
+    path = os.path.join(os.path.dirname(__file__), "fixtures", "rope",
+                        "qwen2_5_7b_hf_bwd_region1.py")
+    source = open(path).read()
+    ns = {"FusionDefinition": FusionDefinition, "DataType": DataType}
+    exec(source, ns)
+    (define,) = [v for k, v in ns.items() if k.startswith("nvfuser_fusion")]
+    with FusionDefinition() as fd:
+        define(fd)
+    ins = [torch.empty([int(x) for x in shape.split(",")], dtype=torch.bfloat16)
+           for shape in re.findall(r"define_tensor\(shape=\[([^\]]*)\]",
+                                   source)]
+    monkeypatch.setenv("NVFUSER_DUMP", "ptxas_verbose")
+    monkeypatch.setenv("NVFUSER_DISABLE", "kernel_cache")
+    capfd.readouterr()
+    (code,) = fd.cuda_code_for(ins)
+    printed = capfd.readouterr()
+    assert code.count("// chained sum: starts from") == 2, code
+    registers = re.findall(r"Used (\d+) registers", printed.out + printed.err)
+    assert len(registers) == 1, printed
+    assert int(registers[0]) <= 104, registers
+    monkeypatch.setenv("NVFUSER_DISABLE", "kernel_cache,chained_sums")
+    (separate,) = fd.cuda_code_for(ins)
+    assert "chained sum" not in separate
+
+
 @pytest.mark.parametrize("name,mode,marker", [
     ("llama_2_7b_pairs", "fwd", "// lane table"),
     ("llama_2_7b_pairs", "bwd", "// lane table"),

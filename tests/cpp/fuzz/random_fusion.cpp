@@ -414,11 +414,27 @@ class Generator {
     TensorView* y = other == shape && coin(50)
                         ? xf
                         : castOp(newInput(other), DataType::Float)->asTensor();
-    Val* a = reduction(ReductionOpType::Sum, xf, {d}, false);
-    Val* b = reduction(ReductionOpType::Sum, y, axes, false);
+    TensorView* a = reduction(ReductionOpType::Sum, xf, {d}, false);
+    TensorView* b = reduction(ReductionOpType::Sum, y, axes, false);
+    if (coin(40)) {  // autograd's keepdim sums: the add reads views
+      viewSumPair(a, b);
+    }
     Val* sum = coin(50) ? binaryOp(BinaryOpType::Add, a, b)
                         : binaryOp(BinaryOpType::Add, b, a);
     f().addOutput(coin(50) ? sum : castOp(sum, randomFloat()));
+  }
+
+  // Both sums viewed the same way (a chain sees through), or, a fifth of
+  // the time, b by a reshape to the same shape (not chained).
+  void viewSumPair(TensorView*& a, TensorView*& b) {
+    std::vector<int64_t> shape = concreteShape(a);
+    std::vector<bool> flags(shape.size() + 1, false);
+    const size_t p = static_cast<size_t>(pick(static_cast<int>(flags.size())));
+    flags[p] = true;
+    const bool differ = coin(20);
+    a = set(broadcast(a, flags));
+    shape.insert(shape.begin() + static_cast<int64_t>(p), 1);
+    b = set(differ ? reshape(b, shape) : broadcast(b, flags));
   }
 
   // The last dim viewed as groups of k (2 or 4: an interleaved RoPE's

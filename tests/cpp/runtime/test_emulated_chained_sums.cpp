@@ -216,6 +216,55 @@ TEST(ChainedSumsTest, SumsReadTwiceOrWidenedOrReadByAReductionAreNot) {
   expectNoChainedSum(f, in);
 }
 
+TEST(ChainedSumsTest, SumsReadThroughTheSameViewsChain) {
+  // Autograd's graph adds keepdim sums: add(set(broadcast(sum)), ...) on
+  // both sides (torch.compile's Qwen2.5 backward: 128 registers a thread
+  // unchained, 100 chained). Also squeezed, reshaped and permuted views,
+  // each the same on both sides, the add at the views' index.
+  Fusion f;
+  TensorView* a = defineTensor(f, {6, 4, 8}, DataType::Float);
+  TensorView* b = defineTensor(f, {3, 4, 8}, DataType::Float);
+  auto keepdim = [](TensorView* s) {
+    return set(broadcast(s, {true, false, false}));
+  };
+  f.addOutput(add(keepdim(sum(a, {0})), keepdim(sum(b, {0}))));
+  TensorView* c = defineTensor(f, {5, 4, 1, 8}, DataType::Float);
+  TensorView* d = defineTensor(f, {2, 4, 1, 8}, DataType::Float);
+  auto viewed = [](TensorView* s) {
+    return permute(reshape(squeeze(s, {1}), {2, 2, 8}), {2, 0, 1});
+  };
+  f.addOutput(add(viewed(sum(c, {0})), viewed(sum(d, {0}))));
+  const std::vector<at::Tensor> in = {
+      at::randn({6, 4, 8}), at::randn({3, 4, 8}), at::randn({5, 4, 1, 8}),
+      at::randn({2, 4, 1, 8})};
+  const std::string code = generatedKernels(f, in);
+  EXPECT_EQ(occurrences(code, "// chained sum: starts from"), 2u) << code;
+  expectClose(runEmulatedAndAten(f, in));
+  expectClose(runEmulatedAndAten(f, in, {}, kUnchained));
+}
+
+TEST(ChainedSumsTest, SumsReadThroughDifferentOrSharedViewsAreNot) {
+  // Views that map the add's index differently (a transpose against a
+  // reshape of a square, two permutes apart), and a view read twice.
+  Fusion f;
+  TensorView* a = defineTensor(f, {6, 4, 4}, DataType::Float);
+  TensorView* b = defineTensor(f, {3, 4, 4}, DataType::Float);
+  f.addOutput(add(permute(sum(a, {0}), {1, 0}), sum(b, {0})));
+  TensorView* c = defineTensor(f, {6, 2, 3, 2}, DataType::Float);
+  TensorView* d = defineTensor(f, {3, 2, 3, 2}, DataType::Float);
+  f.addOutput(
+      add(permute(sum(c, {0}), {2, 1, 0}), permute(sum(d, {0}), {0, 1, 2})));
+  TensorView* e = defineTensor(f, {6, 4, 4}, DataType::Float);
+  TensorView* g = defineTensor(f, {3, 4, 4}, DataType::Float);
+  TensorView* shared = set(sum(e, {0}));
+  f.addOutput(add(shared, set(sum(g, {0}))));
+  f.addOutput(mul(shared, shared));
+  const std::vector<at::Tensor> in = {
+      at::randn({6, 4, 4}),    at::randn({3, 4, 4}), at::randn({6, 2, 3, 2}),
+      at::randn({3, 2, 3, 2}), at::randn({6, 4, 4}), at::randn({3, 4, 4})};
+  expectNoChainedSum(f, in);
+}
+
 TEST(ChainedSumsTest, FuzzSeedsWithSumPairsMatchAten) {
   // Seeds 13 and 15 mod 16 end with a pair of added sums (random_fusion):
   // fuzz_fusions --device emu found none of them wrong.
