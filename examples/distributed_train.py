@@ -8,8 +8,8 @@ torch.compile (issue 19): DDP or FSDP2, nvfuser / inductor / eager.
         [--layers 2 --hidden 256 ...]
 
 The model is built from a config (random weights, offline, no hub) by
-benchmarks/model_bench.py's make_config/build_model, seeded alike on every
-rank. Each step trains on a global batch of --batch sequences per rank
+benchmarks/model_bench_models.py's make_config/build_model, seeded alike
+on every rank. Each step trains on a global batch of --batch sequences per rank
 (rank r takes its slice); rank 0 prints the global loss (mean over the
 ranks) and the step time. With --check, rank 0 then trains an eager copy of
 the same initial model in one process on the whole global batch and
@@ -45,11 +45,11 @@ class SetupError(RuntimeError):
 
 
 def model_bench():
-    """benchmarks/model_bench.py as a module (its MODELS, make_config and
-    build_model), or None where it cannot be imported."""
+    """benchmarks/model_bench_models.py as a module (its MODELS,
+    make_config and build_model), or None where it cannot be imported."""
     sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
     try:
-        import model_bench as mb
+        import model_bench_models as mb
         return mb
     except Exception:  # noqa: BLE001 (then the llama fallback below)
         return None
@@ -184,7 +184,8 @@ def torch_dtype(a):
 
 
 def build(a, device):
-    """The causal LM, seeded alike everywhere (model_bench.build_model)."""
+    """The causal LM, seeded alike everywhere
+    (model_bench_models.build_model)."""
     require_transformers()
     mb = model_bench()
     if mb is not None:
