@@ -319,27 +319,8 @@ def run_case(name, backend, base, ids, a, ref, tracker, cuda):
             loss.backward()
             return loss
 
-        stage = "first train step"
-        t0 = time.perf_counter()
-        loss = step()
-        _sync(cuda)
-        r["first_call_s"] = time.perf_counter() - t0
-        r["loss"] = loss.item()
-        r["after_train_compile"] = dynamo_stats()
-        stage = "gradient check"
-        if backend == "eager":
-            ref["loss"] = r["loss"]
-            ref["grads"] = {n: p.grad.detach().clone()
-                            for n, p in model.named_parameters()
-                            if p.grad is not None}
-            loss = step()  # eager's own run-to-run difference
-            r["compared_to"] = "a second eager step"
-        else:
-            r["compared_to"] = "eager's first step"
-        if "grads" in ref:
-            r["loss_rel_diff"] = (abs(loss.item() - ref["loss"]) /
-                                  max(abs(ref["loss"]), 1e-30))
-            r.update(grad_diff(model, ref["grads"]))
+        stage = "first train step and gradient check"
+        _first_step(step, model, r, ref, cuda)
         stage = "train timing"
         r["train"] = _slim(measure(step, reps=a.reps, cuda=cuda,
                                    warmup=a.warmup,
@@ -347,41 +328,12 @@ def run_case(name, backend, base, ids, a, ref, tracker, cuda):
                                    names=cuda))
         if cuda:
             r["peak_mem_gb"] = torch.cuda.max_memory_allocated() / 1e9
-        if a.breakdown and cuda:
-            stage = "train breakdown"
-            r["breakdown"] = kernel_breakdown(step, reps=3)[:a.breakdown]
-        if a.host_profile and backend != "eager":
-            stage = "host profile"
-            host_profile(step, a.host_profile, "%s %s" % (name, backend))
-        if a.launchers and cuda and backend == "nvfuser":
-            stage = "train launchers"
-            for k, op, shapes, chain in kernel_launchers(
-                    step, a.launchers.split(",")):
-                print("[launcher] %s <- %s %s <- %s" % (
-                    k, op, shapes, " <- ".join(chain)), flush=True)
+        stage = "train extras"
+        _train_extras(step, a, r, "%s %s" % (name, backend), cuda)
         model.zero_grad(set_to_none=True)
 
         stage = "inference"
-        try:
-            def infer():
-                with torch.no_grad():
-                    return cm(input_ids=ids).logits
-
-            t0 = time.perf_counter()
-            logits = infer()
-            _sync(cuda)
-            r["infer_first_call_s"] = time.perf_counter() - t0
-            if backend == "eager":
-                ref["logits"] = logits.detach()
-            elif "logits" in ref:
-                r["logits_rel_l2"] = rel_l2(logits, ref["logits"])
-            del logits
-            r["infer"] = _slim(measure(infer, reps=a.reps, cuda=cuda,
-                                       warmup=a.warmup,
-                                       kernel_reps=a.kernel_reps, host=cuda,
-                                       names=cuda))
-        except Exception as e:  # noqa: BLE001: the train numbers stand
-            r["infer"] = error_info(e)
+        _inference(cm, ids, a, r, ref, cuda)
         stats = dynamo_stats()
         r.update(graph_breaks=stats["graph_breaks"],
                  graphs=stats["unique_graphs"], dynamo=stats)
@@ -410,6 +362,73 @@ def run_case(name, backend, base, ids, a, ref, tracker, cuda):
         if cuda:
             torch.cuda.empty_cache()
     return r
+
+
+def _first_step(step, model, r, ref, cuda):
+    """The first train step (compiles): its time and loss, and loss and
+    gradients against eager's first step (eager's case records them and
+    compares a second step of its own)."""
+    t0 = time.perf_counter()
+    loss = step()
+    _sync(cuda)
+    r["first_call_s"] = time.perf_counter() - t0
+    r["loss"] = loss.item()
+    r["after_train_compile"] = dynamo_stats()
+    if r["backend"] == "eager":
+        ref["loss"] = r["loss"]
+        ref["grads"] = {n: p.grad.detach().clone()
+                        for n, p in model.named_parameters()
+                        if p.grad is not None}
+        loss = step()  # eager's own run-to-run difference
+        r["compared_to"] = "a second eager step"
+    else:
+        r["compared_to"] = "eager's first step"
+    if "grads" in ref:
+        r["loss_rel_diff"] = (abs(loss.item() - ref["loss"]) /
+                              max(abs(ref["loss"]), 1e-30))
+        r.update(grad_diff(model, ref["grads"]))
+
+
+def _train_extras(step, a, r, case, cuda):
+    """What --breakdown, --host-profile and --launchers ask of the train
+    step (a case named "model backend")."""
+    backend = case.split()[-1]
+    if a.breakdown and cuda:
+        r["breakdown"] = kernel_breakdown(step, reps=3)[:a.breakdown]
+    if a.host_profile and backend != "eager":
+        host_profile(step, a.host_profile, case)
+    if a.launchers and cuda and backend == "nvfuser":
+        for k, op, shapes, chain in kernel_launchers(
+                step, a.launchers.split(",")):
+            print("[launcher] %s <- %s %s <- %s" % (
+                k, op, shapes, " <- ".join(chain)), flush=True)
+
+
+def _inference(cm, ids, a, r, ref, cuda):
+    """The inference forward under no_grad: first call, logits against
+    eager's (eager's case records them), timing. A failure is recorded
+    in r["infer"]; the train numbers stand."""
+    backend = r["backend"]
+    try:
+        def infer():
+            with torch.no_grad():
+                return cm(input_ids=ids).logits
+
+        t0 = time.perf_counter()
+        logits = infer()
+        _sync(cuda)
+        r["infer_first_call_s"] = time.perf_counter() - t0
+        if backend == "eager":
+            ref["logits"] = logits.detach()
+        elif "logits" in ref:
+            r["logits_rel_l2"] = rel_l2(logits, ref["logits"])
+        del logits
+        r["infer"] = _slim(measure(infer, reps=a.reps, cuda=cuda,
+                                   warmup=a.warmup,
+                                   kernel_reps=a.kernel_reps, host=cuda,
+                                   names=cuda))
+    except Exception as e:  # noqa: BLE001: the train numbers stand
+        r["infer"] = error_info(e)
 
 
 def dynamic_check(model, cm, base, a, tracker, tracking, cuda, backend):

@@ -64,32 +64,45 @@ def _cell(s):
 
 
 def markdown(rows, meta):
+    out = _header(meta)
+    for section in (_main_rows, _warnings, _kinds_table, _dynamic_table,
+                    _fallbacks_table, _breakdown_table):
+        section(rows, out)
+    return "\n".join(out) + "\n"
+
+
+def _header(meta):
+    """The title, the run's settings and the main table's head."""
     a = meta["args"]
-    out = ["# Model benchmark: transformers causal LMs through torch.compile",
-           "",
-           "%s; %d layers, hidden %d, %d heads (%d KV), intermediate %d, "
-           "vocab %d, %s, attention %s, input_ids [%d, %d]%s; %d reps; "
-           "torch %s, transformers %s, %s." % (
-               meta["date"], a["layers"], a["hidden"], a["heads"],
-               a["kv_heads"], a["intermediate"], a["vocab"], a["dtype"],
-               a["attn"], a["batch"], a["seq"],
-               ", use_cache=False" if a["no_cache"] else "", a["reps"],
-               meta["torch"], meta.get("transformers") or "?", meta["gpu"]),
-           "",
-           "Train step: grads set to None, `loss = model(input_ids=ids, "
-           "labels=ids).loss; loss.backward()`. ms: CUDA-event median (L2 "
-           "flushed); in parentheses GPU kernel ms and kernels per call "
-           "from the profiler. Inference: `model(input_ids=ids)` under "
-           "torch.no_grad through the same compiled module (dynamo "
-           "recompiles it for grad mode off). Graph breaks and graphs: "
-           "dynamo's counters over both. Loss and gradient differences "
-           "against eager's first step; eager's row is its own run-to-run "
-           "difference.",
-           "",
-           "| model | backend | first call s | train ms (kernel ms, kernels) "
-           "| infer ms (kernel ms, kernels) | graph breaks | graphs | loss "
-           "rel diff | worst grad rel L2 (param) | notes |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+    return ["# Model benchmark: transformers causal LMs through torch.compile",
+            "",
+            "%s; %d layers, hidden %d, %d heads (%d KV), intermediate %d, "
+            "vocab %d, %s, attention %s, input_ids [%d, %d]%s; %d reps; "
+            "torch %s, transformers %s, %s." % (
+                meta["date"], a["layers"], a["hidden"], a["heads"],
+                a["kv_heads"], a["intermediate"], a["vocab"], a["dtype"],
+                a["attn"], a["batch"], a["seq"],
+                ", use_cache=False" if a["no_cache"] else "", a["reps"],
+                meta["torch"], meta.get("transformers") or "?", meta["gpu"]),
+            "",
+            "Train step: grads set to None, `loss = model(input_ids=ids, "
+            "labels=ids).loss; loss.backward()`. ms: CUDA-event median (L2 "
+            "flushed); in parentheses GPU kernel ms and kernels per call "
+            "from the profiler. Inference: `model(input_ids=ids)` under "
+            "torch.no_grad through the same compiled module (dynamo "
+            "recompiles it for grad mode off). Graph breaks and graphs: "
+            "dynamo's counters over both. Loss and gradient differences "
+            "against eager's first step; eager's row is its own run-to-run "
+            "difference.",
+            "",
+            "| model | backend | first call s | train ms (kernel ms, kernels) "
+            "| infer ms (kernel ms, kernels) | graph breaks | graphs | loss "
+            "rel diff | worst grad rel L2 (param) | notes |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+
+
+def _main_rows(rows, out):
+    """A row per model and backend."""
     for r in rows:
         if "error" in r and "train" not in r:
             out.append("| %s | %s | ERROR (%s) %s |  |  |  |  |  |  |  |" % (
@@ -125,11 +138,18 @@ def markdown(rows, meta):
             r.get("graph_breaks", "-"), r.get("graphs", "-"),
             _e(r.get("loss_rel_diff")), _cell(grad),
             _cell("; ".join(notes))))
+
+
+def _warnings(rows, out):
+    """The rows' sanity warnings, below the table."""
     warnings = [w for r in rows for w in r.get("warnings", [])]
     if warnings:
         out.append("")
         out += warnings
 
+
+def _kinds_table(rows, out):
+    """Train step GPU time by kernel kind."""
     kinds = [r for r in rows if (r.get("train") or {}).get("kinds")]
     if kinds:
         out += ["", "### Train step GPU time by kernel kind (us per step, "
@@ -142,6 +162,9 @@ def markdown(rows, meta):
                                if k[n][1] else "-" for n in KIND_NAMES)
             out.append("| %s | %s | %s |" % (r["model"], r["backend"], cells))
 
+
+def _dynamic_table(rows, out):
+    """The second shape's rows (--dynamic)."""
     dyn = [r for r in rows if r.get("dynamic")]
     if dyn:
         out += ["", "### Second shape (--dynamic)", "",
@@ -158,6 +181,9 @@ def markdown(rows, meta):
                 d.get("verdict"), _e(d.get("loss_rel_diff")),
                 d.get("region_fallback_calls", "-")))
 
+
+def _fallbacks_table(rows, out):
+    """The ATen ops our backend left to eager."""
     fbs = [r for r in rows if isinstance(r.get("fallbacks"), dict) and
            r["fallbacks"].get("graphs")]
     if fbs:
@@ -177,6 +203,9 @@ def markdown(rows, meta):
             out.append("| %s | %s | %s | %s |" % (r["model"], graphs, cov,
                                                   _cell(ops)))
 
+
+def _breakdown_table(rows, out):
+    """The longest kernels (--breakdown)."""
     bds = [r for r in rows if r.get("breakdown")]
     if bds:
         out += ["", "### Train step kernels, longest first (--breakdown)", "",
@@ -186,7 +215,6 @@ def markdown(rows, meta):
             for k, us, n in r["breakdown"]:
                 out.append("| %s | %s | %.1f | %s | %s |" % (
                     r["model"], r["backend"], us, n, _cell(k[:110])))
-    return "\n".join(out) + "\n"
 
 
 def _json_safe(x):

@@ -150,6 +150,12 @@ def _support_reason(node, values, reasons, analysis, devices=()):
     if name in VIEW_OPS and analysis.shares_written_memory(node):
         return "may share memory with a tensor written in place; a " \
                "region's copy would not see the write"
+    return _value_reason(node, name, out, values, reasons, devices) or \
+        _dry_run_reason(node, values)
+
+
+def _value_reason(node, name, out, values, reasons, devices):
+    """Why the node's result or inputs cannot live in a region, or None."""
     library = _library_tuple(node, out, values)
     if library:
         out = library[min(library)]
@@ -178,8 +184,12 @@ def _support_reason(node, values, reasons, analysis, devices=()):
             if reasons.get(u) is not None:
                 return "a CPU scalar read by %s, which runs in eager" % (
                     u.name)
-    # Dry-run the handler on a scratch fusion: every constraint lives in
-    # the handler, so support and translation never disagree.
+    return None
+
+
+def _dry_run_reason(node, values):
+    """Dry-runs the node's handler on a scratch fusion: every constraint
+    lives in the handler, so support and translation never disagree."""
     try:
         with FusionDefinition() as fd:
             ctx = _TranslationContext(fd, values)
