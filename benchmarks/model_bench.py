@@ -329,7 +329,7 @@ def run_case(name, backend, base, ids, a, ref, tracker, cuda):
         if cuda:
             r["peak_mem_gb"] = torch.cuda.max_memory_allocated() / 1e9
         stage = "train extras"
-        _train_extras(step, a, r, "%s %s" % (name, backend), cuda)
+        _train_extras(step, a, r, cuda)
         model.zero_grad(set_to_none=True)
 
         stage = "inference"
@@ -389,14 +389,14 @@ def _first_step(step, model, r, ref, cuda):
         r.update(grad_diff(model, ref["grads"]))
 
 
-def _train_extras(step, a, r, case, cuda):
+def _train_extras(step, a, r, cuda):
     """What --breakdown, --host-profile and --launchers ask of the train
-    step (a case named "model backend")."""
-    backend = case.split()[-1]
+    step of r's case."""
+    backend = r["backend"]
     if a.breakdown and cuda:
         r["breakdown"] = kernel_breakdown(step, reps=3)[:a.breakdown]
     if a.host_profile and backend != "eager":
-        host_profile(step, a.host_profile, case)
+        host_profile(step, a.host_profile, "%s %s" % (r["model"], backend))
     if a.launchers and cuda and backend == "nvfuser":
         for k, op, shapes, chain in kernel_launchers(
                 step, a.launchers.split(",")):

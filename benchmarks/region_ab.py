@@ -81,22 +81,29 @@ def inputs_for(source, device):
     return ins
 
 
+def fusion_from_script(source):
+    """The FusionDefinition a repro script's `nvfuser_fusion...(fd)`
+    function defines (nvfuser must be importable)."""
+    from nvfuser import DataType, FusionDefinition
+    ns = {"FusionDefinition": FusionDefinition, "DataType": DataType}
+    exec(source, ns)
+    define = [v for k, v in ns.items() if k.startswith("nvfuser_fusion")]
+    with FusionDefinition() as fd:
+        define[0](fd)
+    return fd
+
+
 def child(scripts, out_dir):
     """Runs every script once per process; writes results.json and each
     script's outputs to out_dir."""
     import torch
     sys.path.insert(0, os.path.join(HERE, "..", "python"))
     sys.path.insert(0, HERE)
-    from nvfuser import DataType, FusionDefinition
     from bench_utils import profile_kernels
     cuda = torch.cuda.is_available()
     res = {}
     for name, source in scripts:
-        ns = {"FusionDefinition": FusionDefinition, "DataType": DataType}
-        exec(source, ns)
-        define = [v for k, v in ns.items() if k.startswith("nvfuser_fusion")]
-        with FusionDefinition() as fd:
-            define[0](fd)
+        fd = fusion_from_script(source)
         ins = inputs_for(source, "cuda" if cuda else "cpu")
         outs = fd.execute(ins)
         torch.save([o.cpu() for o in outs],

@@ -12,11 +12,6 @@ namespace nvfuser {
 namespace codegen_detail {
 
 namespace {
-bool isFusionOutput(const Fusion& fusion, const Val* v) {
-  const auto& outs = fusion.outputs();
-  return std::find(outs.begin(), outs.end(), v) != outs.end();
-}
-
 // Views a chain sees through: element moves whose index map is fixed by
 // their shapes and attributes, so two of them compare (sameView).
 bool isChainView(const Expr* e) {
@@ -62,8 +57,8 @@ const ReductionOp* chainableSum(const Fusion& fusion, const Val* v,
                                 DataType type,
                                 std::vector<const Expr*>* views) {
   while (true) {
-    if (v->dtype() != type || v->uses().size() != 1 ||
-        isFusionOutput(fusion, v) || v->definition() == nullptr) {
+    if (v->dtype() != type || v->uses().size() != 1 || fusion.isOutput(v) ||
+        v->definition() == nullptr) {
       return nullptr;
     }
     if (!isChainView(v->definition())) {

@@ -11,7 +11,10 @@ import torch
 from nvfuser import DataType, FusionDefinition
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
+                                "benchmarks"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
                                 "benchmarks", "rope"))
+import region_ab  # noqa: E402
 import variants as rv  # noqa: E402
 
 POLICIES = [["input_forwarding"], ["extended_input_forwarding"], []]
@@ -392,6 +395,19 @@ def test_qwen_backward_is_one_kernel_that_reads_dq_once(monkeypatch):
     assert "in this loop" not in codes[0]
 
 
+def _compiled(fd, ins, capfd, monkeypatch, enable="",
+              disable="kernel_cache"):
+    """fd's kernels for ins (NVRTC, sm_90) and what ptxas printed about
+    them (NVFUSER_DUMP=ptxas_verbose; no cubin cache, so ptxas runs)."""
+    monkeypatch.setenv("NVFUSER_DUMP", "ptxas_verbose")
+    monkeypatch.setenv("NVFUSER_DISABLE", disable)
+    monkeypatch.setenv("NVFUSER_ENABLE", enable)
+    capfd.readouterr()
+    codes = fd.cuda_code_for(ins)
+    printed = capfd.readouterr()
+    return codes, printed.out + printed.err
+
+
 def test_qwen_backward_chains_the_cos_and_sin_sums(capfd, monkeypatch):
     # Issue 16: the cos and sin gradients each add a sum over the query
     # heads to a sum over the kv groups. The kernel held the first sums
@@ -405,18 +421,14 @@ def test_qwen_backward_chains_the_cos_and_sin_sums(capfd, monkeypatch):
     with FusionDefinition() as fd:
         rv.define_backward(fd, cfg)
     ins = rv.backward_inputs(cfg, fwd=fwd)
-    monkeypatch.setenv("NVFUSER_DUMP", "ptxas_verbose")
-    monkeypatch.setenv("NVFUSER_DISABLE", "kernel_cache")
-    capfd.readouterr()
-    (code,) = fd.cuda_code_for(ins)
-    printed = capfd.readouterr()
+    (code,), log = _compiled(fd, ins, capfd, monkeypatch)
     assert code.count("// chained sum: starts from") == 2
     assert code.count("__shfl_xor_sync(nvf_group") == 2
-    registers = re.findall(r"Used (\d+) registers", printed.out + printed.err)
-    assert len(registers) == 1, printed
+    registers = re.findall(r"Used (\d+) registers", log)
+    assert len(registers) == 1, log
     assert int(registers[0]) <= 128, registers
-    monkeypatch.setenv("NVFUSER_DISABLE", "kernel_cache,chained_sums")
-    (separate,) = fd.cuda_code_for(ins)
+    (separate,), _ = _compiled(fd, ins, capfd, monkeypatch,
+                               disable="kernel_cache,chained_sums")
     assert "chained sum" not in separate
     assert separate.count("__shfl_xor_sync(nvf_group") == 4
 
@@ -431,25 +443,17 @@ def test_qwen_backward_region_from_torch_compile_chains_keepdim_sums(
     path = os.path.join(os.path.dirname(__file__), "fixtures", "rope",
                         "qwen2_5_7b_hf_bwd_region1.py")
     source = open(path).read()
-    ns = {"FusionDefinition": FusionDefinition, "DataType": DataType}
-    exec(source, ns)
-    (define,) = [v for k, v in ns.items() if k.startswith("nvfuser_fusion")]
-    with FusionDefinition() as fd:
-        define(fd)
-    ins = [torch.empty([int(x) for x in shape.split(",")], dtype=torch.bfloat16)
-           for shape in re.findall(r"define_tensor\(shape=\[([^\]]*)\]",
-                                   source)]
-    monkeypatch.setenv("NVFUSER_DUMP", "ptxas_verbose")
-    monkeypatch.setenv("NVFUSER_DISABLE", "kernel_cache")
-    capfd.readouterr()
-    (code,) = fd.cuda_code_for(ins)
-    printed = capfd.readouterr()
+    fd = region_ab.fusion_from_script(source)
+    shapes = re.findall(r"define_tensor\(shape=\[([^\]]*)\]", source)
+    ins = [torch.empty([int(x) for x in shape.split(",")],
+                       dtype=torch.bfloat16) for shape in shapes]
+    (code,), log = _compiled(fd, ins, capfd, monkeypatch)
     assert code.count("// chained sum: starts from") == 2, code
-    registers = re.findall(r"Used (\d+) registers", printed.out + printed.err)
-    assert len(registers) == 1, printed
+    registers = re.findall(r"Used (\d+) registers", log)
+    assert len(registers) == 1, log
     assert int(registers[0]) <= 104, registers
-    monkeypatch.setenv("NVFUSER_DISABLE", "kernel_cache,chained_sums")
-    (separate,) = fd.cuda_code_for(ins)
+    (separate,), _ = _compiled(fd, ins, capfd, monkeypatch,
+                               disable="kernel_cache,chained_sums")
     assert "chained sum" not in separate
 
 
@@ -475,16 +479,6 @@ def test_rope_kernel_features_compile_with_nvrtc(name, mode, marker):
     assert marker in code
 
 
-def _ptxas_log(fd, ins, capfd, monkeypatch, enable=""):
-    monkeypatch.setenv("NVFUSER_DUMP", "ptxas_verbose")
-    monkeypatch.setenv("NVFUSER_DISABLE", "kernel_cache")
-    monkeypatch.setenv("NVFUSER_ENABLE", enable)
-    capfd.readouterr()
-    fd.cuda_code_for(ins)
-    printed = capfd.readouterr()
-    return printed.out + printed.err
-
-
 def test_register_caps_everywhere_compile_pointwise_kernels_for_occupancy(
         capfd, monkeypatch):
     # NVFUSER_ENABLE=register_caps_everywhere (an experiment) sends
@@ -498,10 +492,10 @@ def test_register_caps_everywhere_compile_pointwise_kernels_for_occupancy(
     with FusionDefinition() as fd:
         rv.define_forward(fd, cfg)
     ins = rv.forward_inputs(cfg)
-    plain = _ptxas_log(fd, ins, capfd, monkeypatch)
+    _, plain = _compiled(fd, ins, capfd, monkeypatch)
     assert "maxrregcount" not in plain
-    capped = _ptxas_log(fd, ins, capfd, monkeypatch,
-                        "register_caps_everywhere")
+    _, capped = _compiled(fd, ins, capfd, monkeypatch,
+                          "register_caps_everywhere")
     caps = re.findall(r"with\s+(\d+) of maxrregcount", capped)
     assert "40" in caps, capped
     spills = [int(b) for b in re.findall(r"(\d+) bytes spill stores",
