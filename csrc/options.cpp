@@ -207,7 +207,8 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "innermost_branch_order",  // slot order ignores innermost pads' sides
       "pad_sides_in_one_block",  // blocks on one pad side, not cat position
       "interleaved_cat_order",   // slots in order though warps straddle parts
-      "early_loads",           // loads where first used, after earlier branches
+      "early_loads",           // loads where first used, after branches and row
+                               // reductions
       "heavy_families_first",  // serial-reduction families in output order
       "threads_per_slot",      // one thread per slot of long serial loops
       "loop_outputs",          // no outputs stored in a reduction's loop

@@ -96,8 +96,9 @@ struct KernelCodegenOptions {
   // (NVFUSER_ENABLE=predicated_loads_unbounded, an experiment).
   bool predicatedLoadsUnbounded = false;
   // Inside a branch or loop, the loads a value reads unconditionally are
-  // issued before it computes anything (NVFUSER_DISABLE=early_loads: each
-  // where it is first used).
+  // issued before it computes anything, and a persistent row's later
+  // passes' loads before its first block reduction (NVFUSER_DISABLE=
+  // early_loads: each where it is first used).
   bool earlyLoads = true;
   // ...at a slot's top level too, for all of a family's outputs before the
   // first (NVFUSER_ENABLE=early_loads_everywhere, an experiment).

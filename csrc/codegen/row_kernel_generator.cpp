@@ -1,5 +1,7 @@
 #include "codegen/row_kernel_generator.h"
 
+#include <set>
+
 #include "analysis/tensor_shape.h"
 #include "codegen/op_emitter.h"
 #include "codegen/rng_device_helpers.h"
@@ -260,6 +262,88 @@ void RowKernelGenerator::rowReduce(const Expr* e,
            castExpr(acc, e->output(1)->dtype(), mean.name));
 }
 
+namespace {
+bool isColumnSum(const Expr* e, const RowReductionPlan& plan) {
+  return std::find(plan.columnSums.begin(), plan.columnSums.end(), e) !=
+         plan.columnSums.end();
+}
+
+// The fusion inputs computing v reads, not through reductions (their
+// values come from the row's passes).
+std::set<const Val*> inputsRead(const Val* v) {
+  std::set<const Val*> inputs;
+  std::set<const Val*> seen{v};
+  std::vector<const Val*> stack{v};
+  while (!stack.empty()) {
+    const Val* x = stack.back();
+    stack.pop_back();
+    const Expr* e = x->definition();
+    if (e == nullptr) {
+      inputs.insert(x);
+      continue;
+    }
+    if (x != v && isReductionLike(e)) {
+      continue;
+    }
+    for (const Val* in : e->inputs()) {
+      if (seen.insert(in).second) {
+        stack.push_back(in);
+      }
+    }
+  }
+  return inputs;
+}
+}  // namespace
+
+// Whether a pass after the row's first (a row reduction or a column sum)
+// reads an input the first does not: a load that would wait behind the
+// first pass's block reduction.
+bool RowKernelGenerator::laterPassesReadMore(
+    const RowReductionPlan& plan) const {
+  const Expr* first = nullptr;
+  std::set<const Val*> firstReads;
+  for (const Expr* e : fusion_.exprs()) {
+    if (!isReductionLike(e) || isColumnSum(e, plan)) {
+      continue;
+    }
+    if (first == nullptr) {
+      first = e;
+      firstReads = inputsRead(e->input(0));
+    }
+  }
+  for (const Expr* e : fusion_.exprs()) {
+    if (first != nullptr && e != first && isReductionLike(e)) {
+      for (const Val* in : inputsRead(e->input(0))) {
+        if (firstReads.count(in) == 0) {
+          return true;
+        }
+      }
+    }
+  }
+  return false;
+}
+
+// A persistent row's values stay in registers for every pass, so the
+// loads of every pass can come first. Loaded where first used, a load
+// after a block reduction waits for the reduction's barrier and then for
+// memory (a layer norm backward read dy, reduced, and only then read x:
+// 180 -> 160 us on an H100). Kernels whose later passes read nothing new
+// (softmax, norm forwards) keep their code; loads only the outputs read
+// stay where they are (early, a layer norm forward's weight and bias took
+// it from 56 to 123 registers and 94% to 90% of copy bandwidth).
+void RowKernelGenerator::loadEveryPassFirst() {
+  for (const RowChunk& chunk : persistentChunks_) {
+    std::vector<Request> roots;
+    for (const Expr* e : fusion_.exprs()) {
+      if (isReductionLike(e)) {
+        const TensorView* in = e->input(0)->asTensor();
+        roots.push_back({in, operandIndex(in, rowIndex(in, chunk.inner))});
+      }
+    }
+    loadEagerInputs(roots);
+  }
+}
+
 std::string RowKernelGenerator::rowBody(const RowReductionPlan& plan,
                                         int64_t v) {
   resetBody(v);
@@ -291,10 +375,11 @@ std::string RowKernelGenerator::rowBody(const RowReductionPlan& plan,
          std::to_string(plan.rowLength - v) + ";");
     persistentChunks_.push_back(RowChunk{innerIndex(plan, k), k, active});
   }
+  if (persistent_ && options_.earlyLoads && laterPassesReadMore(plan)) {
+    loadEveryPassFirst();
+  }
   for (const Expr* e : fusion_.exprs()) {
-    if (isReductionLike(e) &&
-        std::find(plan.columnSums.begin(), plan.columnSums.end(), e) ==
-            plan.columnSums.end()) {
+    if (isReductionLike(e) && !isColumnSum(e, plan)) {
       rowReduce(e, plan);
     }
   }

@@ -52,6 +52,11 @@ class RowKernelGenerator : public KernelValueBuilder {
   void takeLaunch();
   // The per-row loop body with v lanes.
   std::string rowBody(const RowReductionPlan& plan, int64_t v);
+  // Persistent rows whose later passes read inputs the first does not:
+  // the loads of every pass before the first block reduction
+  // (NVFUSER_DISABLE=early_loads: where used).
+  bool laterPassesReadMore(const RowReductionPlan& plan) const;
+  void loadEveryPassFirst();
   // Column sums (row_reduction_plan.h; row_column_sums.cpp): the adds of
   // one chunk of a row into shared memory, the shared accumulators before
   // the row loop, and the combination of the blocks' partials after it

@@ -246,6 +246,10 @@ class KernelValueBuilder {
   // slower than the same kernel with its plain loads first).
   void loadEagerInputsFirst(const std::vector<Request>& roots);
   static constexpr int64_t kMaxEarlyLoads = 8;
+  // The loads of loadEagerInputsFirst, wherever the builder is (a
+  // persistent row kernel issues a row's loads before its first block
+  // reduction: row_kernel_generator.cpp).
+  void loadEagerInputs(const std::vector<Request>& roots);
   // Computes v's eager operands, theirs first, with an explicit stack, so
   // compute(v) finds them cached: the generator's recursion depth does not
   // grow with chains of elementwise ops.

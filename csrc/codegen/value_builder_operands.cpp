@@ -144,6 +144,10 @@ void KernelValueBuilder::loadEagerInputsFirst(
   if (!options_.earlyLoads || (atTopLevel && !options_.earlyLoadsEverywhere)) {
     return;
   }
+  loadEagerInputs(roots);
+}
+
+void KernelValueBuilder::loadEagerInputs(const std::vector<Request>& roots) {
   std::set<std::string> seen;
   std::vector<Request> stack(roots.rbegin(), roots.rend());
   int64_t loads = 0;

@@ -59,4 +59,44 @@ inline void defineNormBackward(Fusion& f, int64_t rows, int64_t cols,
       dtype));
 }
 
+// LayerNorm backward as torch's native_layer_norm_backward decomposes
+// (our FX translation of it): inputs x, dy [rows, cols] bf16, mean and
+// rstd [rows, 1] Float, w [cols] bf16; outputs dx, then dw and db (column
+// sums, cast). Its second row sum reads x, mean and rstd, which its first
+// (sum of dy * w) does not.
+inline void defineLayerNormBackward(Fusion& f, int64_t rows, int64_t cols) {
+  auto fl = [](Val* v) { return castOp(v, DataType::Float)->asTensor(); };
+  auto bin = [](BinaryOpType op, Val* a, Val* b) {
+    return binaryOp(op, a, b)->asTensor();
+  };
+  auto full = [&](TensorView* t) {
+    return expand(broadcast(t, {false, true}), {rows, cols});
+  };
+  TensorView* x = defineTensor(f, {rows, cols}, DataType::BFloat16);
+  TensorView* dy = defineTensor(f, {rows, cols}, DataType::BFloat16);
+  TensorView* mean = defineTensor(f, {rows, 1}, DataType::Float);
+  TensorView* rstd = defineTensor(f, {rows, 1}, DataType::Float);
+  TensorView* w = defineTensor(f, {cols}, DataType::BFloat16);
+  TensorView* xhat =
+      bin(BinaryOpType::Mul, bin(BinaryOpType::Sub, fl(x), mean), rstd);
+  TensorView* g = bin(BinaryOpType::Mul, fl(dy),
+                      expand(broadcast(fl(w), {true, false}), {rows, cols}));
+  TensorView* sumG = reduction(ReductionOpType::Sum, g, {1}, false);
+  TensorView* sumGx = reduction(ReductionOpType::Sum,
+                                bin(BinaryOpType::Mul, g, xhat), {1}, false);
+  Val* n = defineScalar(f, DataType::Double, double(cols));
+  TensorView* a =
+      bin(BinaryOpType::Sub, bin(BinaryOpType::Mul, g, n), full(sumG));
+  TensorView* dx =
+      bin(BinaryOpType::Mul, bin(BinaryOpType::Div, rstd, n),
+          bin(BinaryOpType::Sub, a, bin(BinaryOpType::Mul, xhat, full(sumGx))));
+  f.addOutput(castOp(dx, DataType::BFloat16));
+  f.addOutput(
+      castOp(reduction(ReductionOpType::Sum,
+                       bin(BinaryOpType::Mul, fl(dy), xhat), {0}, false),
+             DataType::BFloat16));
+  f.addOutput(castOp(reduction(ReductionOpType::Sum, fl(dy), {0}, false),
+                     DataType::BFloat16));
+}
+
 }  // namespace nvfuser
