@@ -370,6 +370,28 @@ TEST(EmulatedKernelTest, NormBackwardColumnSumsInTheRowKernel) {
   }
 }
 
+// A layer norm backward: its second row sum reads x, mean and rstd, which
+// the first does not, so those loads come before the first block
+// reduction (codegen test LaterPassesLoadBeforeTheFirstBlockReduction).
+// Persistent rows, and masked persistent rows (1000); bf16 outputs may
+// differ by an ulp where the sums' order rounds them the other way.
+TEST(EmulatedKernelTest, LayerNormBackwardLoadsEveryPassFirst) {
+  for (int64_t cols : {1024, 1000}) {
+    const int64_t rows = 24;
+    Fusion f;
+    defineLayerNormBackward(f, rows, cols);
+    at::Tensor x = at::randn({rows, cols});
+    at::Tensor mean = x.mean({1}, true);
+    at::Tensor rstd = at::rsqrt(x.var({1}, false, true) + 1e-5);
+    std::vector<at::Tensor> in = {
+        x.to(at::kBFloat16), at::randn({rows, cols}).to(at::kBFloat16), mean,
+        rstd, at::randn({cols}).to(at::kBFloat16)};
+    EXPECT_EQ(checkEmulated(f, in, 1e-2), 1u) << cols;
+    KernelSource ks = generateKernel(f, "ln_bwd", {});
+    EXPECT_TRUE(ks.rowReduction && ks.columnSums);
+  }
+}
+
 // A column sum of a value computed from the row's reductions (the column
 // sums of softmax probabilities): the adds read the reduced values of the
 // row they are in.
