@@ -59,7 +59,8 @@ def _overlaps(sizes, strides):
 class OutputLayout:
     """How one region output reaches its promised sizes and strides."""
 
-    def __init__(self, want):
+    def __init__(self, want, name="?"):
+        self.name = name  # the graph node's, for NVFUSER_FX_DEBUG=layout
         self.sizes = tuple(int(s) for s in want.shape)
         self.strides = tuple(int(s) for s in want.stride())
         self.device = want.device
@@ -136,9 +137,9 @@ class OutputLayout:
             return out.as_strided(self.compact, want)
         self.copies += 1
         if _dump_enabled():
-            print("[fx_layout] copy of a %s output with strides %s into "
-                  "strides %s" % (list(self.sizes), list(strides),
-                                  list(self.strides)))
+            print("[fx_layout] copy of a %s output %s with strides %s "
+                  "into strides %s" % (list(self.sizes), self.name,
+                                       list(strides), list(self.strides)))
         buf = torch.empty_strided(self.compact, want, dtype=out.dtype,
                                   device=out.device)
         return buf.copy_(out)

@@ -373,7 +373,7 @@ class FusionRegion(torch.nn.Module):
                             outputs.append(("view", (inputs.index(view[0]),
                                                      view[1])))
                         elif isinstance(env[o], Tensor):
-                            plan = OutputLayout(ctx.values[o])
+                            plan = OutputLayout(ctx.values[o], o.name)
                             fd.add_output(plan.fusion_output(fd, env[o]))
                             outputs.append(("tensor", (tensors, plan)))
                             tensors += 1
