@@ -1,5 +1,6 @@
 #include "codegen/row_kernel_generator.h"
 
+#include <algorithm>
 #include <set>
 
 #include "analysis/tensor_shape.h"
@@ -263,11 +264,6 @@ void RowKernelGenerator::rowReduce(const Expr* e,
 }
 
 namespace {
-bool isColumnSum(const Expr* e, const RowReductionPlan& plan) {
-  return std::find(plan.columnSums.begin(), plan.columnSums.end(), e) !=
-         plan.columnSums.end();
-}
-
 // The fusion inputs computing v reads, not through reductions (their
 // values come from the row's passes).
 std::set<const Val*> inputsRead(const Val* v) {
@@ -300,23 +296,21 @@ std::set<const Val*> inputsRead(const Val* v) {
 // first pass's block reduction.
 bool RowKernelGenerator::laterPassesReadMore(
     const RowReductionPlan& plan) const {
-  const Expr* first = nullptr;
-  std::set<const Val*> firstReads;
-  for (const Expr* e : fusion_.exprs()) {
-    if (!isReductionLike(e) || isColumnSum(e, plan)) {
+  const std::vector<Expr*>& exprs = fusion_.exprs();
+  auto first = std::find_if(exprs.begin(), exprs.end(), [&](const Expr* e) {
+    return isReductionLike(e) && !isColumnSum(e, plan);
+  });
+  if (first == exprs.end()) {
+    return false;
+  }
+  const std::set<const Val*> firstReads = inputsRead((*first)->input(0));
+  for (const Expr* e : exprs) {
+    if (e == *first || !isReductionLike(e)) {
       continue;
     }
-    if (first == nullptr) {
-      first = e;
-      firstReads = inputsRead(e->input(0));
-    }
-  }
-  for (const Expr* e : fusion_.exprs()) {
-    if (first != nullptr && e != first && isReductionLike(e)) {
-      for (const Val* in : inputsRead(e->input(0))) {
-        if (firstReads.count(in) == 0) {
-          return true;
-        }
+    for (const Val* in : inputsRead(e->input(0))) {
+      if (firstReads.count(in) == 0) {
+        return true;
       }
     }
   }

@@ -1,5 +1,6 @@
 #include "scheduler/row_reduction_plan.h"
 
+#include <algorithm>
 #include <unordered_set>
 #include <utility>
 
@@ -37,6 +38,11 @@ int64_t columnSumBytes(const RowReductionPlan& plan) {
     bytes += plan.rowLength * dataTypeSize(e->output(0)->dtype());
   }
   return bytes;
+}
+
+bool isColumnSum(const Expr* e, const RowReductionPlan& plan) {
+  return std::find(plan.columnSums.begin(), plan.columnSums.end(), e) !=
+         plan.columnSums.end();
 }
 
 const Expr* columnSumOf(const TensorView* out, const RowReductionPlan& plan) {

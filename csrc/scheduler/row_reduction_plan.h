@@ -40,6 +40,9 @@ constexpr int64_t kColumnSumSharedBytes = 32 * 1024;
 // shared partials, the workspace's totals).
 int64_t columnSumBytes(const RowReductionPlan& plan);
 
+// Whether `e` is one of plan.columnSums.
+bool isColumnSum(const Expr* e, const RowReductionPlan& plan);
+
 // The column sum (of plan.columnSums) whose cast or view `out` is, or
 // nullptr.
 const Expr* columnSumOf(const TensorView* out, const RowReductionPlan& plan);
