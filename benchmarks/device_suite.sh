@@ -82,11 +82,12 @@ for STEP in tests fx_tests demo pointwise norm fx_backend rope rope_kernels rope
       # Nsight Compute on one measured call per RoPE variant and executor
       # (NCU_VARIANTS, NCU_MODES, NCU_EXECUTORS); hardware counters need
       # the Firecracker runtime (H200.md), so a failure here is reported,
-      # not fatal.
+      # not fatal. NCU_EXTRA adds ncu flags (e.g. --metrics breakdown:...).
+      # shellcheck disable=SC2086  # NCU_EXTRA is a list of flags
       step rope_ncu 300 ncu --clock-control none --profile-from-start off \
         --section SpeedOfLight \
         --section MemoryWorkloadAnalysis --section Occupancy \
-        --section LaunchStats --section WarpStateStats \
+        --section LaunchStats --section WarpStateStats ${NCU_EXTRA:-} \
         "$PY" benchmarks/rope/profile_kernels.py \
         --variants "${NCU_VARIANTS:-llama_2_7b_litgpt}" \
         --modes "${NCU_MODES:-bwd}" \

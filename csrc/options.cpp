@@ -194,9 +194,7 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "register_caps_everywhere",
   };
   static const std::vector<std::string> kDisable = {
-      "input_forwarding",
-      "extended_input_forwarding",
-      "horizontal_fusion",
+      "input_forwarding", "extended_input_forwarding", "horizontal_fusion",
       "kernel_cache",     // no cubin cache, on disk or in memory
       "vectorization",    // vector loads/stores in generated kernels
       "reduction_split",  // long reductions with few outputs in two steps
@@ -216,6 +214,7 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "shared_reduction_loops",  // one loop per reduction, not per group
       "chained_sums",            // added sums each keep their own accumulator
       "recompute_cat",  // torch.compile's partition saves cats and pads
+      "add_folds",      // adds of zeros and of disjoint pads as written
   };
   return byGroup(g, kDump, kEnable, kDisable);
 }

@@ -111,6 +111,11 @@ struct KernelCodegenOptions {
   // accumulator: the second sum starts from the first's partial sums
   // (NVFUSER_DISABLE=chained_sums: each its own, added after both).
   bool chainedSums = true;
+  // Adds of known zeros are their other operand, adds of pads that do not
+  // overlap are a select, and a cast back to the type a value was widened
+  // from is that value (NVFUSER_DISABLE=add_folds: each computed as
+  // written).
+  bool foldAdds = true;
 };
 
 // Blocks per SM of a row kernel with column sums (each adds one partial

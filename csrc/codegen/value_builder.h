@@ -206,6 +206,43 @@ class KernelValueBuilder {
   // A pad's value at idx: the input inside a branch on its range (or
   // predicated), the pad value outside.
   Value padded(const PadOp* p, DataType out, const Index& idx);
+  // Whether idx is inside p's input on every padded dim: the condition
+  // (empty: no dim is padded) and the input's index, into cond and in;
+  // false where a padded dim's lanes are constants (laneSelectedPad).
+  bool padRange(const PadOp* p, const Index& idx, std::string* cond,
+                Index* in) const;
+
+  // Adds the generator folds (value_builder_folds.cpp, options_.foldAdds).
+  // torch.compile's RoPE backwards add zeros (the slice_backward of an
+  // empty slice) and sum pads that do not overlap (slice_backward of a
+  // partial rotary's two parts); computed as written, each element paid a
+  // conversion, an add and a rounding for nothing. Both folds are exact
+  // but for the sign of a zero: x + 0 is +0 where x is -0, the fold keeps
+  // -0 (the two compare equal).
+  // Whether v is zero everywhere: a constant 0, a pad of an empty tensor
+  // by 0, a full of 0, or one moved, cast or negated.
+  bool isKnownZero(const Val* v) const;
+  // The operand an add of a known zero (or a subtraction of one) keeps;
+  // nullptr when b is not such an op.
+  const Val* zeroAddOperand(const BinaryOp* b) const;
+  // An add of two pads by 0 of floating inputs whose ranges do not overlap
+  // on their one padded dim (each pad's input widened exactly to the
+  // add's type); `narrowed`: read once, by a cast, so the cast may select
+  // the pads' inputs at its own type. nullopt when b is not one.
+  struct DisjointPads {
+    const PadOp* first;
+    const PadOp* second;
+  };
+  std::optional<DisjointPads> disjointPadSum(const BinaryOp* b,
+                                             bool narrowed) const;
+  // Its value at idx in type out: in the first pad's range its input,
+  // else the second pad's value; nullopt where a lane table splits a pad
+  // (the add is then computed as written).
+  std::optional<Value> padSumValue(const DisjointPads& pads, DataType out,
+                                   const Index& idx);
+  // The add that a cast to `out` reads, as a DisjointPads select at out.
+  std::optional<Value> narrowedPadSum(const Val* in, DataType out,
+                                      const Index& idx);
   // A cat's value at idx: one branch per part, a sole non-empty part
   // moved, or predicated parts without branches.
   Value concatenated(const CatOp* c, DataType out, const Index& idx);

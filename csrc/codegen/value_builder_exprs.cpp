@@ -68,13 +68,25 @@ const Val* KernelValueBuilder::unroundedNarrowSource(
     return nullptr;
   }
   // Every value before one of type `out` is a Float or Double (wider than
-  // out), so each step is exact.
+  // out), so each step is exact (an add of a known zero: but for the sign
+  // of a zero, zeroAddOperand).
   const Val* v = in;
   while (v->dtype() != out &&
          (v->dtype() == DataType::Float || v->dtype() == DataType::Double) &&
-         v->definition() != nullptr &&
-         v->definition()->type() == ExprType::Unary) {
-    const auto* u = exprAs<UnaryOp>(v->definition());
+         v->definition() != nullptr && !paramName_.count(v)) {
+    const Expr* e = v->definition();
+    if (const auto* b = exprAs<BinaryOp>(e)) {
+      const Val* kept = zeroAddOperand(b);
+      if (kept == nullptr || !kept->isTensor()) {
+        break;
+      }
+      v = kept;
+      continue;
+    }
+    const auto* u = exprAs<UnaryOp>(e);
+    if (u == nullptr) {
+      break;
+    }
     if (u->op() == UnaryOpType::Neg || u->op() == UnaryOpType::Abs) {
       signOps->push_back(u->op());
     } else if (u->op() != UnaryOpType::Cast || u->input(0)->dtype() != out) {
@@ -82,7 +94,12 @@ const Val* KernelValueBuilder::unroundedNarrowSource(
     }
     v = u->input(0);
   }
-  return v->dtype() == out && !signOps->empty() ? v : nullptr;
+  // A plain round trip (widened, then cast back) is the value itself where
+  // adds fold; NaN payloads are the only bits that differ.
+  return v->dtype() == out && (!signOps->empty() || options_.foldAdds) &&
+                 v != in
+             ? v
+             : nullptr;
 }
 
 std::optional<Value> KernelValueBuilder::narrowedWithoutRounding(
@@ -148,6 +165,9 @@ Value KernelValueBuilder::unaryValue(const UnaryOp* u, DataType out,
     if (std::optional<Value> y = narrowedWithoutRounding(in, out, idx)) {
       return *y;
     }
+    if (std::optional<Value> y = narrowedPadSum(in, out, idx)) {
+      return *y;
+    }
   }
   Value x = operand(in, idx);
   if (u->op() == UnaryOpType::Cast) {
@@ -181,6 +201,15 @@ Value KernelValueBuilder::binaryValue(const BinaryOp* b, DataType out,
   // types have no operators, and Float compares them exactly.
   DataType t =
       isReducedFloat(b->computeType()) ? DataType::Float : b->computeType();
+  if (const Val* kept = zeroAddOperand(b)) {
+    Value x = operand(kept, idx);
+    return emit(out, x.lane, castExpr(t, out, cast(x, kept->dtype(), t)));
+  }
+  if (std::optional<DisjointPads> pads = disjointPadSum(b, false)) {
+    if (std::optional<Value> x = padSumValue(*pads, out, idx)) {
+      return *x;
+    }
+  }
   Value x = operand(b->input(0), idx);
   Value y = operand(b->input(1), idx);
   if (b->op() == BinaryOpType::Div && t == DataType::Float && x.lane &&
@@ -249,33 +278,18 @@ Value KernelValueBuilder::iotaValue(const Expr* e, DataType out,
   return emit(out, idx[0].lane || start.lane || step.lane, castExpr(t, out, r));
 }
 
-Value KernelValueBuilder::padded(const PadOp* p, DataType out,
-                                 const Index& idx) {
+bool KernelValueBuilder::padRange(const PadOp* p, const Index& idx,
+                                  std::string* cond, Index* in) const {
   const auto& widths = p->widths();
-  const TensorView* inTv = p->input(0)->asTensor();
-  if (numel(inTv) == 0) {  // nothing but padding (a slice_backward of an
-                           // empty slice), at any boundary
-    Value padValue = operand(p->input(1), idx);
-    return emit(out, padValue.lane, cast(padValue, p->input(1)->dtype(), out));
-  }
-  std::vector<int64_t> inShape = concreteShape(inTv);
-  std::string cond;
-  Index in;
-  size_t padded = 0;
-  for (const auto& w : widths) {
-    padded += (w.first != 0 || w.second != 0) ? 1 : 0;
-  }
+  std::vector<int64_t> inShape = concreteShape(p->input(0)->asTensor());
   for (size_t d = 0; d < widths.size(); ++d) {
-    int64_t before = widths[d].first;
+    const int64_t before = widths[d].first;
     if (widths[d].first == 0 && widths[d].second == 0) {
-      in.push_back(idx[d]);
+      in->push_back(idx[d]);
       continue;
     }
     if (isLaneConstants(idx[d])) {  // lanes on both sides
-      if (padded != 1) {
-        throw NotVectorizable{"a pad of several dims splits a lane table"};
-      }
-      return laneSelectedPad(p, out, idx, d);
+      return false;
     }
     if (idx[d].lane) {
       requireAligned(idx[d], before, "a pad boundary");
@@ -284,10 +298,38 @@ Value KernelValueBuilder::padded(const PadOp* p, DataType out,
     const std::string i = idx[d].e.factor();
     Ix shifted = idx[d];
     shifted.e = idx[d].e - before;
-    in.push_back(shifted);
-    cond += (cond.empty() ? "" : " && ") + std::string("(") + i +
-            " >= " + std::to_string(before) + " && " + i + " < " +
-            std::to_string(before + inShape[d]) + ")";
+    in->push_back(shifted);
+    *cond += (cond->empty() ? "" : " && ") + std::string("(") + i +
+             " >= " + std::to_string(before) + " && " + i + " < " +
+             std::to_string(before + inShape[d]) + ")";
+  }
+  return true;
+}
+
+Value KernelValueBuilder::padded(const PadOp* p, DataType out,
+                                 const Index& idx) {
+  const TensorView* inTv = p->input(0)->asTensor();
+  if (numel(inTv) == 0) {  // nothing but padding (a slice_backward of an
+                           // empty slice), at any boundary
+    Value padValue = operand(p->input(1), idx);
+    return emit(out, padValue.lane, cast(padValue, p->input(1)->dtype(), out));
+  }
+  std::string cond;
+  Index in;
+  if (!padRange(p, idx, &cond, &in)) {
+    size_t padded = 0;
+    size_t laneDim = 0;
+    for (size_t d = 0; d < p->widths().size(); ++d) {
+      const auto& w = p->widths()[d];
+      if (w.first != 0 || w.second != 0) {
+        ++padded;
+        laneDim = isLaneConstants(idx[d]) ? d : laneDim;
+      }
+    }
+    if (padded != 1) {
+      throw NotVectorizable{"a pad of several dims splits a lane table"};
+    }
+    return laneSelectedPad(p, out, idx, laneDim);
   }
   if (cond.empty()) {  // zero widths everywhere: a plain copy
     Value x = valueAt(inTv, operandIndex(inTv, in));

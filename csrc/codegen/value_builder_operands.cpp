@@ -103,6 +103,22 @@ std::vector<KernelValueBuilder::Request> KernelValueBuilder::eagerOperands(
                                    : Index{}});
       return reads;  // the sign ops on it, not the widened value
     }
+    const auto* sum = exprAs<BinaryOp>(e->input(0)->definition());
+    if (sum != nullptr && !paramName_.count(e->input(0)) &&
+        disjointPadSum(sum, /*narrowed=*/true)) {
+      return reads;  // a select of the pads' inputs, read in its branches
+    }
+  }
+  if (const auto* b = exprAs<BinaryOp>(e)) {
+    if (const Val* kept = zeroAddOperand(b)) {
+      reads.push_back({kept, kept->isTensor()
+                                 ? operandIndex(kept->asTensor(), idx)
+                                 : Index{}});
+      return reads;  // the zero is not read
+    }
+    if (disjointPadSum(b, /*narrowed=*/false)) {
+      return reads;
+    }
   }
   for (const Val* in : e->inputs()) {
     reads.push_back(

@@ -87,6 +87,7 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
   codegen.earlyLoadsEverywhere = options.enabled("early_loads_everywhere");
   codegen.sharedReductionLoops = !options.disabled("shared_reduction_loops");
   codegen.chainedSums = !options.disabled("chained_sums");
+  codegen.foldAdds = !options.disabled("add_folds");
   codegen.predicatedLoadsEverywhere =
       options.enabled("predicated_loads_everywhere");
   codegen.predicatedLoadsUnbounded =

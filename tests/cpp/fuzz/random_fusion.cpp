@@ -221,7 +221,12 @@ class Generator {
           return;
         }
         Scalar* v = defineScalar(f(), DataType::Double, ScalarValue(0.5));
-        add(pad(x, {pick(3), pick(3)}, v));
+        const int64_t before = pick(3), after = pick(3);
+        if (before == 0 && after == 0) {  // not a copy: a sum of pads
+          addPadSum(x, shape);
+          break;
+        }
+        add(pad(x, {before, after}, v));
         break;
       }
       case 12: {
@@ -360,6 +365,48 @@ class Generator {
         addPairView(x, shape);
         break;
     }
+  }
+
+  // torch.compile's gradients of slices: pads by zero that do not overlap
+  // added (a partial rotary's two parts), and an add of the zeros an
+  // empty slice pads to (the generator folds both: value_builder_folds).
+  void addPadSum(TensorView* x, const std::vector<int64_t>& shape) {
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    if (rank == 0 || x->dtype() == DataType::Bool) {
+      return;
+    }
+    const int64_t d = pick(static_cast<int>(rank));
+    const int64_t s = shape[static_cast<size_t>(d)];
+    std::vector<int64_t> zeros(shape.size(), 0), ones(shape.size(), 1);
+    std::vector<int64_t> widths(2 * shape.size(), 0);
+    const size_t w = 2 * static_cast<size_t>(rank - 1 - d);  // last dim first
+    Scalar* zero = defineScalar(f(), DataType::Double, ScalarValue(0.0));
+    if (s < 2 || coin(30)) {  // x + the zeros of an empty slice, padded
+      std::vector<int64_t> start = zeros;
+      start[static_cast<size_t>(d)] = s;
+      widths[w] = s;
+      TensorView* none = slice(x, start, shape, ones);
+      add(castOp(binaryOp(BinaryOpType::Add, pad(none, widths, zero), x),
+                 x->dtype()));
+      return;
+    }
+    const int64_t c = 1 + pick(static_cast<int>(s - 1));
+    std::vector<int64_t> stop = shape, start = zeros;
+    stop[static_cast<size_t>(d)] = c;
+    start[static_cast<size_t>(d)] = c;
+    TensorView* head = slice(x, zeros, stop, ones);
+    TensorView* tail = slice(x, start, shape, ones);
+    TensorView* scaled =
+        binaryOp(BinaryOpType::Mul, head, partnerFor(head))->asTensor();
+    std::vector<int64_t> headWidths = widths, tailWidths = widths;
+    headWidths[w + 1] = s - c;
+    tailWidths[w] = c;
+    Val* sum = coin(50)
+                   ? binaryOp(BinaryOpType::Add, pad(scaled, headWidths, zero),
+                              pad(tail, tailWidths, zero))
+                   : binaryOp(BinaryOpType::Add, pad(tail, tailWidths, zero),
+                              pad(scaled, headWidths, zero));
+    add(coin(50) ? castOp(sum, x->dtype()) : sum);
   }
 
   // A norm backward's shape: a row sum of x broadcast back over its rows
