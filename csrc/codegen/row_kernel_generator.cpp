@@ -8,6 +8,7 @@
 #include "codegen/rng_device_helpers.h"
 #include "exceptions.h"
 #include "ir/list_string.h"
+#include "ir/producer_walk.h"
 #include "scheduler/reduction_analysis.h"
 #include "scheduler/scheduler.h"
 
@@ -268,25 +269,14 @@ namespace {
 // values come from the row's passes).
 std::set<const Val*> inputsRead(const Val* v) {
   std::set<const Val*> inputs;
-  std::set<const Val*> seen{v};
-  std::vector<const Val*> stack{v};
-  while (!stack.empty()) {
-    const Val* x = stack.back();
-    stack.pop_back();
+  walkProducers({v}, [&](const Val* x) {
     const Expr* e = x->definition();
     if (e == nullptr) {
       inputs.insert(x);
-      continue;
     }
-    if (x != v && isReductionLike(e)) {
-      continue;
-    }
-    for (const Val* in : e->inputs()) {
-      if (seen.insert(in).second) {
-        stack.push_back(in);
-      }
-    }
-  }
+    return x != v && e != nullptr && isReductionLike(e) ? WalkStep::Skip
+                                                        : WalkStep::Expand;
+  });
   return inputs;
 }
 }  // namespace

@@ -6,6 +6,7 @@
 #include "analysis/tensor_shape.h"
 #include "codegen/op_emitter.h"
 #include "exceptions.h"
+#include "ir/producer_walk.h"
 
 namespace nvfuser {
 namespace codegen_detail {
@@ -267,27 +268,18 @@ bool KernelValueBuilder::computedWithoutBranch(const Val* v) const {
   // Ops that only move elements are free; every other op counts.
   int64_t ops = 0;
   size_t visited = 0;
-  std::vector<const Val*> stack{v};
-  std::set<const Val*> seen{v};
-  while (!stack.empty()) {
-    const Val* x = stack.back();
-    stack.pop_back();
+  const bool bounded = !options_.predicatedLoadsUnbounded;
+  return walkProducers({v}, [&](const Val* x) {
     const Expr* e = x->definition();
     if (e == nullptr || paramName_.count(x)) {
-      continue;
+      return WalkStep::Skip;
     }
-    const bool bounded = !options_.predicatedLoadsUnbounded;
     if (!isCheapToRecompute(e) || (bounded && ++visited > kMaxPredicatedWalk) ||
         (bounded && !movesElementsOnly(e) && ++ops > kMaxPredicatedOps)) {
-      return false;
+      return WalkStep::Stop;
     }
-    for (const Val* in : e->inputs()) {
-      if (seen.insert(in).second) {
-        stack.push_back(in);
-      }
-    }
-  }
-  return true;
+    return WalkStep::Expand;
+  });
 }
 
 // Row-major linear index of dims [begin, end) of shape at idx. A lane term

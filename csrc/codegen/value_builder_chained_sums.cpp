@@ -7,6 +7,7 @@
 
 #include "analysis/tensor_shape.h"
 #include "codegen/value_builder.h"
+#include "ir/producer_walk.h"
 
 namespace nvfuser {
 namespace codegen_detail {
@@ -80,24 +81,18 @@ const ReductionOp* chainableSum(const Fusion& fusion, const Val* v,
 // group of lanes that split the first sum's loop cannot combine its
 // partial sums (the lanes run different numbers of iterations).
 std::set<const Val*> readByReductions(const Fusion& fusion) {
-  std::set<const Val*> seen;
-  std::vector<const Val*> stack;
+  std::vector<const Val*> roots;
   for (const Expr* e : fusion.exprs()) {
     if (e->type() == ExprType::Reduction || e->type() == ExprType::VarMean) {
-      stack.push_back(e->input(0));
+      roots.push_back(e->input(0));
     }
   }
-  while (!stack.empty()) {
-    const Val* v = stack.back();
-    stack.pop_back();
-    if (!seen.insert(v).second || v->definition() == nullptr) {
-      continue;
-    }
-    for (const Val* in : v->definition()->inputs()) {
-      stack.push_back(in);
-    }
-  }
-  return seen;
+  std::set<const Val*> read;
+  walkProducers(roots, [&](const Val* v) {
+    read.insert(v);
+    return WalkStep::Expand;
+  });
+  return read;
 }
 }  // namespace
 

@@ -6,6 +6,7 @@
 
 #include "analysis/tensor_shape.h"
 #include "codegen/value_builder.h"
+#include "ir/producer_walk.h"
 
 namespace nvfuser {
 namespace codegen_detail {
@@ -79,27 +80,20 @@ void KernelValueBuilder::findSameIndexReductions(
 std::optional<std::set<const Expr*>> KernelValueBuilder::reductionsUpstream(
     const Val* v) const {
   std::set<const Expr*> reductions;
-  std::set<const Val*> seen;
-  std::vector<const Val*> stack{v};
-  while (!stack.empty()) {
-    const Val* x = stack.back();
-    stack.pop_back();
-    if (!seen.insert(x).second) {
-      continue;
-    }
-    if (seen.size() > kMaxSharedLoopWalk) {
-      return std::nullopt;
+  size_t visited = 0;
+  const bool whole = walkProducers({v}, [&](const Val* x) {
+    if (++visited > kMaxSharedLoopWalk) {
+      return WalkStep::Stop;
     }
     const Expr* e = x->definition();
-    if (e == nullptr) {
-      continue;
-    }
-    if (e->type() == ExprType::Reduction || e->type() == ExprType::VarMean) {
+    if (e != nullptr &&
+        (e->type() == ExprType::Reduction || e->type() == ExprType::VarMean)) {
       reductions.insert(e);
     }
-    for (const Val* in : e->inputs()) {
-      stack.push_back(in);
-    }
+    return WalkStep::Expand;
+  });
+  if (!whole) {
+    return std::nullopt;
   }
   return reductions;
 }

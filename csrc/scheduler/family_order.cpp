@@ -5,32 +5,29 @@
 
 #include "analysis/tensor_shape.h"
 #include "ir/exprs.h"
+#include "ir/producer_walk.h"
 
 namespace nvfuser {
 
 std::vector<const Expr*> reductionsOfFamily(const Fusion& segment,
                                             const OutputFamilyPlan& family) {
   std::vector<const Expr*> reductions;
-  std::set<const Expr*> seen;
-  std::vector<const Val*> stack;
+  std::set<const Expr*> seen;  // a var_mean defines two values
+  std::vector<const Val*> roots;
   for (size_t o : family.outputs) {
-    stack.push_back(segment.outputs()[o]);
+    roots.push_back(segment.outputs()[o]);
   }
-  while (!stack.empty()) {
-    const Val* v = stack.back();
-    stack.pop_back();
+  walkProducers(roots, [&](const Val* v) {
     const Expr* e = v->definition();
     if (e == nullptr || !seen.insert(e).second) {
-      continue;
+      return WalkStep::Skip;
     }
     if ((e->type() == ExprType::Reduction || e->type() == ExprType::VarMean) &&
         e->input(0)->isTensor()) {
       reductions.push_back(e);
     }
-    for (const Val* in : e->inputs()) {
-      stack.push_back(in);
-    }
-  }
+    return WalkStep::Expand;
+  });
   return reductions;
 }
 

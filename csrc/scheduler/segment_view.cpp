@@ -7,6 +7,7 @@
 
 #include "analysis/tensor_shape.h"
 #include "exceptions.h"
+#include "ir/producer_walk.h"
 
 namespace nvfuser {
 
@@ -120,24 +121,18 @@ bool familiesDependOnEachOther(
     }
   }
   for (size_t f = 0; f < families.size(); ++f) {
-    std::vector<const Val*> stack(families[f].begin(), families[f].end());
-    std::unordered_set<const Val*> seen(stack.begin(), stack.end());
-    while (!stack.empty()) {
-      const Val* v = stack.back();
-      stack.pop_back();
-      auto fam = familyOf.find(v);
-      if (fam != familyOf.end() && fam->second != f) {
-        return true;
-      }
-      const Expr* def = v->definition();
-      if (def == nullptr || !view.contains(def)) {
-        continue;
-      }
-      for (const Val* in : def->inputs()) {
-        if (seen.insert(in).second) {
-          stack.push_back(in);
-        }
-      }
+    const bool independent = walkProducers(
+        {families[f].begin(), families[f].end()}, [&](const Val* v) {
+          auto fam = familyOf.find(v);
+          if (fam != familyOf.end() && fam->second != f) {
+            return WalkStep::Stop;
+          }
+          const Expr* def = v->definition();
+          return def == nullptr || !view.contains(def) ? WalkStep::Skip
+                                                       : WalkStep::Expand;
+        });
+    if (!independent) {
+      return true;
     }
   }
   return false;
