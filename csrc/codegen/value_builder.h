@@ -220,7 +220,8 @@ class KernelValueBuilder {
   // but for the sign of a zero: x + 0 is +0 where x is -0, the fold keeps
   // -0 (the two compare equal).
   // Whether v is zero everywhere: a constant 0, a pad of an empty tensor
-  // by 0, a full of 0, or one moved, cast or negated.
+  // by 0, a full of 0, or one moved, cast or negated (never through
+  // float8_e8m0fnu, which has no zero).
   bool isKnownZero(const Val* v) const;
   // The operand an add of a known zero (or a subtraction of one) keeps;
   // nullptr when b is not such an op.

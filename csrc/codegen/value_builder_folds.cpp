@@ -45,6 +45,9 @@ bool widensExactly(DataType from, DataType to) {
 
 bool KernelValueBuilder::isKnownZero(const Val* v) const {
   for (int step = 0; step < kMaxZeroWalk; ++step) {
+    if (v->dtype() == DataType::Float8_e8m0fnu) {
+      return false;  // no zero: 0 converts to 2^-127 (device_helpers.cpp)
+    }
     if (!v->isTensor()) {
       return isZeroConstant(v);
     }

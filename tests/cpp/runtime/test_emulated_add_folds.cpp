@@ -134,10 +134,28 @@ TEST(AddFoldsTest, PadSumsInAReductionLoopSelectPredicatedLoads) {
   f.addOutput(reduction(ReductionOpType::Sum, sum->asTensor(), {0}, false));
   const std::vector<at::Tensor> in = {at::randn({4, 3, 16})};
   const std::string folded = generatedKernels(f, in);
+  const std::string unfolded = generatedKernels(f, in, kUnfolded);
   EXPECT_EQ(occurrences(folded, "nvf_vload_if"), 2u) << folded;
   EXPECT_EQ(occurrences(folded, "} else {"), 0u) << folded;
+  // One select of the two sides, not a select of each and their sum.
+  EXPECT_EQ(occurrences(folded, " ? "), 1u) << folded;
+  EXPECT_EQ(occurrences(unfolded, " ? "), 2u) << unfolded;
   EmulatedRun run = runEmulatedAndAten(f, in);
   expectCloseToAten(run, 1e-6);
+}
+
+TEST(AddFoldsTest, AZeroThroughFloat8E8m0IsNotZero) {
+  // e8m0fnu has no zero: 0 cast to it reads back as 2^-127, so the add is
+  // computed (found by review).
+  Fusion f;
+  TensorView* x = defineTensor(f, {4, 8}, DataType::Float);
+  TensorView* z = full(f, {4, 8}, zero(f), DataType::Float);
+  Val* tiny = castOp(castOp(z, DataType::Float8_e8m0fnu), DataType::Float);
+  f.addOutput(add(x, tiny));
+  const std::vector<at::Tensor> in = {at::zeros({4, 8})};
+  const std::string code = generatedKernels(f, in);
+  EXPECT_NE(code.find("e8m0"), std::string::npos) << code;
+  EXPECT_EQ(code, generatedKernels(f, in, kUnfolded));
 }
 
 TEST(AddFoldsTest, OverlappingNonZeroIntegerAndSharedSumsAddAsWritten) {
