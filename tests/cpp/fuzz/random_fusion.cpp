@@ -372,7 +372,9 @@ class Generator {
   // empty slice pads to (the generator folds both: value_builder_folds).
   void addPadSum(TensorView* x, const std::vector<int64_t>& shape) {
     const int64_t rank = static_cast<int64_t>(shape.size());
-    if (rank == 0 || x->dtype() == DataType::Bool) {
+    // ATen 1.13 rejects any pad of a tensor with an empty dim.
+    if (rank == 0 || x->dtype() == DataType::Bool ||
+        std::find(shape.begin(), shape.end(), 0) != shape.end()) {
       return;
     }
     const int64_t d = pick(static_cast<int>(rank));
@@ -437,7 +439,9 @@ class Generator {
   void addSumPair(TensorView* x) {
     const std::vector<int64_t> shape = concreteShape(x);
     const int64_t rank = static_cast<int64_t>(shape.size());
-    if (rank == 0 || x->dtype() == DataType::Bool) {
+    // ATen 1.13 rejects any pad of a tensor with an empty dim.
+    if (rank == 0 || x->dtype() == DataType::Bool ||
+        std::find(shape.begin(), shape.end(), 0) != shape.end()) {
       return;
     }
     const int64_t d = pick(static_cast<int>(rank));
