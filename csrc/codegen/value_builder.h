@@ -211,6 +211,18 @@ class KernelValueBuilder {
   // false where a padded dim's lanes are constants (laneSelectedPad).
   bool padRange(const PadOp* p, const Index& idx, std::string* cond,
                 Index* in) const;
+  // An expression of some type, for one lane u where `lane`.
+  struct Expression {
+    std::string text;
+    bool lane = false;
+  };
+  // inTv at `in` where `cond` holds, else outside(predicated) (already of
+  // type out): a branch on cond (outside computed in the else branch), or,
+  // where inTv is computedWithoutBranch, its loads predicated on cond and a
+  // select (outside computed before it). A pad, and a sum of pads.
+  Value inRangeElse(const std::string& cond, const TensorView* inTv,
+                    const Index& in, DataType out, bool lane,
+                    const std::function<Expression(bool predicated)>& outside);
 
   // Adds the generator folds (value_builder_folds.cpp, options_.foldAdds).
   // torch.compile's RoPE backwards add zeros (the slice_backward of an
@@ -241,7 +253,10 @@ class KernelValueBuilder {
   // (the add is then computed as written).
   std::optional<Value> padSumValue(const DisjointPads& pads, DataType out,
                                    const Index& idx);
-  // The add that a cast to `out` reads, as a DisjointPads select at out.
+  // The sum of disjoint pads a cast reads as `in`, read by nothing else
+  // (disjointPadSum's narrowed case); nullopt when in is not one.
+  std::optional<DisjointPads> castPadSum(const Val* in) const;
+  // That sum as a DisjointPads select at the cast's type out.
   std::optional<Value> narrowedPadSum(const Val* in, DataType out,
                                       const Index& idx);
   // A cat's value at idx: one branch per part, a sole non-empty part

@@ -338,12 +338,22 @@ Value KernelValueBuilder::padded(const PadOp* p, DataType out,
   // Lane-dependent conditions were proven uniform over the vector, so
   // the branch is taken by the vector as a whole.
   Value padValue = operand(p->input(1), idx);
-  const bool lane = padValue.lane || anyLane(idx);
+  const Expression outside{cast(padValue, p->input(1)->dtype(), out),
+                           padValue.lane};
+  return inRangeElse(cond, inTv, in, out, padValue.lane || anyLane(idx),
+                     [&](bool) { return outside; });
+}
+
+Value KernelValueBuilder::inRangeElse(
+    const std::string& cond, const TensorView* inTv, const Index& in,
+    DataType out, bool lane,
+    const std::function<Expression(bool predicated)>& outside) {
   if (computedWithoutBranch(inTv)) {
     Value x = predicatedValue(inTv, operandIndex(inTv, in), cond);
-    return emit(out, lane || x.lane,
-                "(" + cond + ") ? " + cast(x, inTv->dtype(), out) + " : " +
-                    cast(padValue, p->input(1)->dtype(), out));
+    const Expression o = outside(true);
+    return emit(
+        out, lane || x.lane || o.lane,
+        "(" + cond + ") ? " + cast(x, inTv->dtype(), out) + " : " + o.text);
   }
   Value var = declare(out, lane);
   line("if (" + cond + ") {");
@@ -353,7 +363,9 @@ Value KernelValueBuilder::padded(const PadOp* p, DataType out,
   indent_ -= 2;
   line("} else {");
   indent_ += 2;
-  assign(var, cast(padValue, p->input(1)->dtype(), out));
+  scopes_.emplace_back();
+  assign(var, outside(false).text);
+  scopes_.pop_back();
   indent_ -= 2;
   line("}");
   return var;

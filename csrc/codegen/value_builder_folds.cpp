@@ -142,55 +142,41 @@ std::optional<Value> KernelValueBuilder::padSumValue(const DisjointPads& pads,
   const TensorView* inTv = pads.first->input(0)->asTensor();
   const TensorView* otherTv = pads.second->input(0)->asTensor();
   // Where the two inputs cover the padded dim, the second is read
-  // wherever the first is not: no zero between them.
+  // wherever the first is not (predicated too where it can be): no zero
+  // between them; else the second side is its pad.
   const int64_t dim = onlyPaddedDim(pads.first);
   const int64_t covered =
       concreteShape(inTv)[dim] + concreteShape(otherTv)[dim];
   const bool covers =
       covered == concreteShape(pads.first->output(0)->asTensor())[dim];
-  const bool lane = anyLane(idx);
-  if (computedWithoutBranch(inTv)) {
-    Value x = predicatedValue(inTv, operandIndex(inTv, in), cond);
-    Value rest = covers && computedWithoutBranch(otherTv)
-                     ? predicatedValue(otherTv, operandIndex(otherTv, otherIn),
-                                       otherCond)
-                     : padded(pads.second, out, idx);
-    const DataType restType =
-        covers && computedWithoutBranch(otherTv) ? otherTv->dtype() : out;
-    return emit(out, lane || x.lane || rest.lane,
-                "(" + cond + ") ? " + cast(x, inTv->dtype(), out) + " : " +
-                    cast(rest, restType, out));
+  const bool secondPredicated = covers && computedWithoutBranch(otherTv);
+  return inRangeElse(
+      cond, inTv, in, out, anyLane(idx), [&](bool predicated) -> Expression {
+        if (predicated ? secondPredicated : covers) {
+          const Index otherIdx = operandIndex(otherTv, otherIn);
+          Value y = predicated ? predicatedValue(otherTv, otherIdx, otherCond)
+                               : branchValue(otherTv, otherIdx);
+          return {cast(y, otherTv->dtype(), out), y.lane};
+        }
+        Value rest = padded(pads.second, out, idx);
+        return {at(rest), rest.lane};
+      });
+}
+
+std::optional<KernelValueBuilder::DisjointPads> KernelValueBuilder::castPadSum(
+    const Val* in) const {
+  const auto* b = exprAs<BinaryOp>(in->definition());
+  if (b == nullptr || paramName_.count(in)) {
+    return std::nullopt;
   }
-  Value var = declare(out, lane);
-  line("if (" + cond + ") {");
-  indent_ += 2;
-  Value x = branchValue(inTv, operandIndex(inTv, in));
-  assign(var, cast(x, inTv->dtype(), out));
-  indent_ -= 2;
-  line("} else {");
-  indent_ += 2;
-  if (covers) {
-    Value y = branchValue(otherTv, operandIndex(otherTv, otherIn));
-    assign(var, cast(y, otherTv->dtype(), out));
-  } else {
-    scopes_.emplace_back();
-    Value rest = padded(pads.second, out, idx);
-    scopes_.pop_back();
-    assign(var, at(rest));
-  }
-  indent_ -= 2;
-  line("}");
-  return var;
+  return disjointPadSum(b, /*narrowed=*/true);
 }
 
 std::optional<Value> KernelValueBuilder::narrowedPadSum(const Val* in,
                                                         DataType out,
                                                         const Index& idx) {
-  const auto* b = exprAs<BinaryOp>(in->definition());
-  if (b == nullptr || paramName_.count(in) || !isFloatingType(out)) {
-    return std::nullopt;
-  }
-  std::optional<DisjointPads> pads = disjointPadSum(b, /*narrowed=*/true);
+  std::optional<DisjointPads> pads =
+      isFloatingType(out) ? castPadSum(in) : std::nullopt;
   if (!pads) {
     return std::nullopt;
   }

@@ -103,9 +103,7 @@ std::vector<KernelValueBuilder::Request> KernelValueBuilder::eagerOperands(
                                    : Index{}});
       return reads;  // the sign ops on it, not the widened value
     }
-    const auto* sum = exprAs<BinaryOp>(e->input(0)->definition());
-    if (sum != nullptr && !paramName_.count(e->input(0)) &&
-        disjointPadSum(sum, /*narrowed=*/true)) {
+    if (castPadSum(e->input(0))) {
       return reads;  // a select of the pads' inputs, read in its branches
     }
   }

@@ -41,6 +41,20 @@ void expectSameAsAten(Fusion& f, const std::vector<at::Tensor>& in,
   }
 }
 
+// f's kernels with and without the folds round to bf16 `folded` and
+// `unfolded` times (nvf_f2b*), and both match ATen value for value;
+// returns the folded code.
+std::string expectRoundings(Fusion& f, const std::vector<at::Tensor>& in,
+                            size_t folded, size_t unfolded) {
+  const std::string code = generatedKernels(f, in);
+  const std::string plain = generatedKernels(f, in, kUnfolded);
+  EXPECT_EQ(occurrences(code, "nvf_f2b"), folded) << code;
+  EXPECT_EQ(occurrences(plain, "nvf_f2b"), unfolded) << plain;
+  expectSameAsAten(f, in);
+  expectSameAsAten(f, in, kUnfolded);
+  return code;
+}
+
 // A partial rotary's gradient through torch.compile, [rows, 80] bf16: the
 // first 32 columns x * cos (rounded to bf16) padded by 48 zeros, plus the
 // other 48 columns of x padded by 32 zeros in front, cast to bf16.
@@ -66,13 +80,8 @@ TEST(AddFoldsTest, AnAddOfTheZerosOfAnEmptySliceIsItsOtherOperand) {
   f.addOutput(
       castOp(add(pad(none, {16, 0}, zero(f)), grad), DataType::BFloat16));
   const std::vector<at::Tensor> in = {at::randn({6, 16}).to(at::kBFloat16)};
-  const std::string folded = generatedKernels(f, in);
-  const std::string unfolded = generatedKernels(f, in, kUnfolded);
   // One rounding (the product's), not three.
-  EXPECT_EQ(occurrences(folded, "nvf_f2b"), 1u) << folded;
-  EXPECT_EQ(occurrences(unfolded, "nvf_f2b"), 3u) << unfolded;
-  expectSameAsAten(f, in);
-  expectSameAsAten(f, in, kUnfolded);
+  expectRoundings(f, in, 1, 3);
 }
 
 TEST(AddFoldsTest, APlainRoundTripIsTheValue) {
@@ -91,15 +100,10 @@ TEST(AddFoldsTest, ASumOfPadsThatDoNotOverlapIsASelect) {
     definePartialRotaryGradient(f, 5, tailFirst);
     const std::vector<at::Tensor> in = {at::randn({5, 80}).to(at::kBFloat16),
                                         at::randn({5, 32}).to(at::kBFloat16)};
-    const std::string folded = generatedKernels(f, in);
-    const std::string unfolded = generatedKernels(f, in, kUnfolded);
     // The product's rounding only: the tail is moved, not converted, and
     // read wherever the product is not (the parts cover the row).
-    EXPECT_EQ(occurrences(folded, "nvf_f2b"), 1u) << folded;
-    EXPECT_EQ(occurrences(unfolded, "nvf_f2b"), 4u) << unfolded;
+    const std::string folded = expectRoundings(f, in, 1, 4);
     EXPECT_EQ(occurrences(folded, "} else {"), 1u) << folded;
-    expectSameAsAten(f, in);
-    expectSameAsAten(f, in, kUnfolded);
   }
 }
 
