@@ -9,10 +9,13 @@ binary ops (every division form with ints, floats and bools, broadcasting,
 Python scalars; the floating functions, sign/trunc/frac, the predicates,
 atan2, nextafter, gcd, the shifts, addcmul), reductions with keepdim,
 views, where, casts, and now and then an in-place op or an ``out=``
-call. Every line is run in eager while
-the program is written; a line PyTorch rejects (a dtype it does not
-implement, an integer division by zero) is dropped, so every program runs
-in eager. ``run_case(seed)`` traces the program (``symbolic_trace`` or
+call. In some symbolic_trace cases Python numbers are parameters of the
+program (graph inputs, as dynamo passes sizes); those cases are called
+again with equal numbers of another type or sign (1.0 for 1, -0.0 for
+0.0), twice, to check the region's variant for them. Every line is run
+in eager while the program is written; a line PyTorch rejects (a dtype it
+does not implement, an integer division by zero) is dropped, so every
+program runs in eager. ``run_case(seed)`` traces the program (``symbolic_trace`` or
 ``make_fx``), compiles it, checks that compiling left the example inputs
 alone, and compares outputs and the inputs the program writes to with
 eager: exactly for integer and bool results, with a tolerance by dtype for
@@ -29,6 +32,7 @@ everywhere); NVFUSER_FUZZ_DEVICE=cuda runs them on the GPU.
 
 import os
 import random
+import re
 import sys
 import warnings
 
@@ -59,12 +63,14 @@ class FuzzSkip(Exception):
 class Case:
     """One generated program: its seed, source, function and inputs."""
 
-    def __init__(self, seed, source, fn, inputs, tracer, dtypes):
+    def __init__(self, seed, source, fn, inputs, tracer, dtypes, scalars=()):
         self.seed = seed
         self.source = source
         self.fn = fn
         self.inputs = inputs
         self.tracer = tracer
+        # Number parameters after the tensors: [(name, value)].
+        self.scalars = list(scalars)
         # Every dtype a value of the program has: a float64 result computed
         # from float32 values is only as close as float32 arithmetic.
         self.dtypes = dtypes
@@ -72,8 +78,12 @@ class Case:
     def describe(self):
         shapes = ", ".join("%s%s" % (str(t.dtype).replace("torch.", ""),
                                      list(t.shape)) for t in self.inputs)
-        return "seed %d (%s; inputs %s):\n%s" % (self.seed, self.tracer,
-                                                shapes, self.source)
+        numbers = "".join(", %s=%r" % s for s in self.scalars)
+        return "seed %d (%s; inputs %s%s):\n%s" % (
+            self.seed, self.tracer, shapes, numbers, self.source)
+
+    def values(self):
+        return [v for _, v in self.scalars]
 
 
 # ---- inputs -------------------------------------------------------------
@@ -114,9 +124,13 @@ class _Builder:
     """Writes a program line by line, running each line in eager on copies
     of the inputs; lines PyTorch rejects are dropped."""
 
-    def __init__(self, rng, inputs):
+    def __init__(self, rng, inputs, params_rng=None):
         self.rng = rng
         self.inputs = inputs
+        # Draws which numbers become parameters (its own generator, so a
+        # seed's program is the same with or without them).
+        self.params_rng = params_rng
+        self.scalars = []
         self.names = ["a%d" % i for i in range(len(inputs))]
         self.tensors = list(self.names)
         self.lines = []
@@ -129,6 +143,7 @@ class _Builder:
         self.env = {"torch": torch, "F": F}
         for name, t in zip(self.names, self.inputs):
             self.env[name] = t.clone()
+        self.env.update(self.scalars)
         for line in self.lines:
             exec(line, self.env)  # noqa: S102 (our own generated code)
 
@@ -165,17 +180,43 @@ class _Builder:
         self.lines.append(line)
         return name or True
 
+    def number(self, value):
+        """A Python number operand: its literal, or now and then a
+        parameter of the program (a graph input, as dynamo passes sizes)."""
+        if self.params_rng is None or self.params_rng.random() < 0.3:
+            return repr(value)
+        name = "s%d" % len(self.scalars)
+        self.scalars.append((name, value))
+        self.env[name] = value
+        return name
+
     def pick(self, pred=None):
         names = [n for n in self.tensors
                  if pred is None or pred(self.env[n])]
         return self.rng.choice(names) if names else None
 
 
-def _scalar(rng, for_division=False):
+def _scalar_value(rng, for_division=False):
     choices = [2, 3, -2, 2.5, -0.5, 1.5, True]
     if not for_division:
         choices += [0, 0.0, False]
-    return repr(rng.choice(choices))
+    return rng.choice(choices)
+
+
+def _scalar(rng, for_division=False):
+    return repr(_scalar_value(rng, for_division))
+
+
+def twin(v):
+    """A number equal to v (==) that is another argument: another type,
+    or the other sign of a zero; non-integral floats change sign."""
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, int):
+        return float(v) if v else False
+    if v == 0:
+        return -v
+    return int(v) if float(v).is_integer() else -v
 
 
 def _dim(rng, rank):
@@ -185,7 +226,7 @@ def _dim(rng, rank):
 def _operand(b, rng, division=False):
     """A tensor name, or now and then a Python scalar."""
     if rng.random() < 0.3:
-        return _scalar(rng, division)
+        return b.number(_scalar_value(rng, division))
     return b.pick()
 
 
@@ -419,7 +460,11 @@ def generate(seed):
                 len(base) + 1):])
         inputs.append(_random_tensor(rng, gen, shape, rng.choice(DTYPES)))
     tracer = "make_fx" if rng.random() < 0.3 else "symbolic_trace"
-    b = _Builder(rng, inputs)
+    # make_fx bakes numbers into the graph; symbolic_trace keeps them
+    # inputs.
+    params = random.Random(seed + 7_000_003)
+    b = _Builder(rng, inputs, params if tracer == "symbolic_trace" and
+                 params.random() < 0.5 else None)
     steps, weights = zip(*_STEPS)
     writes = rng.random() < 0.3
     for _ in range(rng.randint(2, 8)):
@@ -430,14 +475,21 @@ def generate(seed):
     made = [n for n in b.tensors if n.startswith("v")]
     outputs = made[-rng.randint(1, 2):] if made else []
     outputs += rng.sample(b.tensors, min(len(b.tensors), rng.randint(0, 1)))
+    # Values computed from a number parameter are outputs too, so a
+    # wrong translation for another number shows.
+    params = {n for n, _ in b.scalars}
+    outputs += [line.split(" = ")[0] for line in b.lines
+                if " = " in line and line.split(" = ")[0] in b.tensors
+                and params & set(re.findall(r"\bs\d+\b", line))][-2:]
     outputs = list(dict.fromkeys(outputs)) or [b.names[0]]
     body = ["    " + line for line in b.lines]
     source = "def f(%s):\n%s\n    return (%s,)\n" % (
-        ", ".join(b.names), "\n".join(body), ", ".join(outputs))
+        ", ".join(b.names + [n for n, _ in b.scalars]), "\n".join(body),
+        ", ".join(outputs))
     scope = {"torch": torch, "F": F}
     exec(compile(source, "<fx_fuzz seed %d>" % seed, "exec"), scope)  # noqa
     dtypes = {b.value(n).dtype for n in b.tensors}
-    return Case(seed, source, scope["f"], inputs, tracer, dtypes)
+    return Case(seed, source, scope["f"], inputs, tracer, dtypes, b.scalars)
 
 
 # ---- running and comparing ----------------------------------------------
@@ -498,7 +550,7 @@ def _check_tracer(case, gm, want, eager_in):
     graph_in = [t.clone() for t in case.inputs]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        traced = gm(*graph_in)
+        traced = gm(*graph_in, *case.values())
     traced = traced if isinstance(traced, (tuple, list)) else (traced,)
     same = len(traced) == len(want) and all(
         _same(a, b, case.dtypes) is None for a, b in
@@ -506,6 +558,58 @@ def _check_tracer(case, gm, want, eager_in):
     if not same:
         raise FuzzSkip("seed %d: the %s graph differs from the program in "
                        "eager" % (case.seed, case.tracer))
+
+
+def _quiet_call(fn, args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args)
+
+
+def _compare(case, compiled, want, eager_in, fail, twins=None):
+    """Runs the compiled graph on copies of the inputs and the case's
+    numbers (or `twins`); fails unless its outputs and the inputs after
+    the call are eager's."""
+    ours_in = [t.clone() for t in case.inputs]
+    numbers = case.values() if twins is None else twins
+    tag = "" if twins is None else " with numbers %r" % (twins,)
+    try:
+        got = _quiet_call(compiled, ours_in + numbers)
+    except Exception as e:  # noqa: BLE001
+        fail("the compiled graph%s raised %s: %s" % (tag, type(e).__name__,
+                                                     e))
+    got = got if isinstance(got, (tuple, list)) else (got,)
+    if len(got) != len(want):
+        fail("%d outputs, want %d" % (len(got), len(want)))
+    for i, (g, w) in enumerate(zip(got, want)):
+        why = _same(g, w, case.dtypes)
+        if why:
+            fail("output %d%s: %s\nregions %s, eager nodes %s" % (
+                i, tag, why, compiled.nvfuser_regions,
+                compiled.nvfuser_unsupported))
+    for i, (g, w) in enumerate(zip(ours_in, eager_in)):
+        why = _same(g, w, case.dtypes)
+        if why:
+            fail("input a%d after the call%s (the program writes to it): %s"
+                 % (i, tag, why))
+
+
+def _check_twins(case, compiled, fail):
+    """Calls again with numbers equal to the traced ones but of another
+    type or sign (1.0 for 1, -0.0 for 0.0): twice, as the first call of a
+    new argument runs eager and the second the variant translated for
+    it. Returns whether it ran (eager may refuse the twins)."""
+    numbers = [twin(v) for v in case.values()]
+    eager_in = [t.clone() for t in case.inputs]
+    try:
+        want = _quiet_call(case.fn, eager_in + numbers)
+    except Exception:  # noqa: BLE001 (the program is not for these)
+        return False
+    if any(w.dtype not in DTYPES for w in want):
+        return False
+    for _ in range(2):
+        _compare(case, compiled, want, eager_in, fail, twins=numbers)
+    return True
 
 
 def run_case(case, device=None):
@@ -521,38 +625,18 @@ def run_case(case, device=None):
     gm = _trace(case)
     examples = [t.clone() for t in case.inputs]
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compiled = compile_graph(gm, examples)
+        compiled = _quiet_call(compile_graph, (gm, examples + case.values()))
     except Exception as e:  # noqa: BLE001
         fail("compile_graph raised %s: %s" % (type(e).__name__, e))
     for i, (a, b) in enumerate(zip(examples, case.inputs)):
         if not _identical(a, b):
             fail("compile_graph modified example input a%d" % i)
     eager_in = [t.clone() for t in case.inputs]
-    ours_in = [t.clone() for t in case.inputs]
-    want = case.fn(*eager_in)
+    want = case.fn(*eager_in, *case.values())
     _check_tracer(case, gm, want, eager_in)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            got = compiled(*ours_in)
-    except Exception as e:  # noqa: BLE001
-        fail("the compiled graph raised %s: %s" % (type(e).__name__, e))
-    got = got if isinstance(got, (tuple, list)) else (got,)
-    if len(got) != len(want):
-        fail("%d outputs, want %d" % (len(got), len(want)))
-    for i, (g, w) in enumerate(zip(got, want)):
-        why = _same(g, w, case.dtypes)
-        if why:
-            fail("output %d: %s\nregions %s, eager nodes %s" % (
-                i, why, compiled.nvfuser_regions,
-                compiled.nvfuser_unsupported))
-    for i, (g, w) in enumerate(zip(ours_in, eager_in)):
-        why = _same(g, w, case.dtypes)
-        if why:
-            fail("input a%d after the call (the program writes to it): %s"
-                 % (i, why))
+    _compare(case, compiled, want, eager_in, fail)
+    compiled.twins_checked = bool(case.scalars) and _check_twins(
+        case, compiled, fail)
     return compiled
 
 
@@ -561,13 +645,15 @@ class Stats:
 
     def __init__(self):
         self.cases = self.skipped = self.regions = self.writes = 0
+        self.twins = 0  # cases called again with equal numbers
         self.failures = []
 
     def __str__(self):
         return ("%d cases (%d skipped: not traceable), %d failures, %d "
-                "regions, %d programs writing in place" % (
+                "regions, %d programs writing in place, %d called again "
+                "with equal numbers of another type or sign" % (
                     self.cases, self.skipped, len(self.failures),
-                    self.regions, self.writes))
+                    self.regions, self.writes, self.twins))
 
 
 def run(seeds):
@@ -577,7 +663,9 @@ def run(seeds):
         stats.cases += 1
         case = generate(seed)
         try:
-            stats.regions += len(run_case(case).nvfuser_regions)
+            compiled = run_case(case)
+            stats.regions += len(compiled.nvfuser_regions)
+            stats.twins += compiled.twins_checked
         except FuzzFailure as e:
             stats.failures.append(str(e))
         except FuzzSkip:

@@ -192,6 +192,28 @@ def test_other_shapes_specialize_the_region_then_fall_back():
     assert sum(r.fallbacks for r in regions) >= 1
 
 
+@pytest.mark.parametrize("tensor, first, then", [
+    (torch.tensor([1.0, -2.0, 3.0]), 0.0, -0.0),  # the sign of x / 0
+    (torch.arange(4), 1, 1.0),                    # int * float is float
+    (torch.tensor([True, False]), True, 1),       # bool * int is int
+    (torch.arange(4), 2, True),
+])
+def test_a_number_argument_equal_to_the_traced_one_gets_its_own_variant(
+        tensor, first, then):
+    # 1 == 1.0 == True and 0.0 == -0.0, but they are different arguments:
+    # reusing the translation made for `first` gave another dtype or sign.
+    def f(x, k):
+        return x * k, x / k
+    c = compile_graph(torch.fx.symbolic_trace(f), [tensor, first])
+    for k in (first, then, then, first):  # specialize, then the variant
+        for got, want in zip(c(tensor, k), f(tensor, k)):
+            assert got.dtype == want.dtype
+            assert torch.equal(torch.signbit(got), torch.signbit(want))
+            torch.testing.assert_close(got, want, equal_nan=True)
+    region = getattr(c, c.nvfuser_regions[0])
+    assert len(region.variants) == 1 and region.fallbacks == 0
+
+
 def test_region_failure_falls_back_to_eager_with_a_warning():
     m = Attention()
     inputs = attention_inputs()

@@ -40,3 +40,25 @@ def test_the_fuzzer_finds_integer_division_that_truncates(monkeypatch):
             found.append(str(e))
             break
     assert found and "seed" in found[0] and "def f(" in found[0]
+
+
+def test_the_fuzzer_finds_a_variant_reused_for_an_equal_number(monkeypatch):
+    # The bug of session 24's probe, planted again: a region compared its
+    # number arguments with ==, so 1.0 reused the translation made for 1.
+    from nvfuser.fx import partition
+    monkeypatch.setattr(partition, "_same_value", lambda a, b: a == b)
+    found = []
+    for seed in range(400):
+        try:
+            fx_fuzz.run_case(fx_fuzz.generate(seed))
+        except fx_fuzz.FuzzFailure as e:
+            found.append(str(e))
+            break
+        except fx_fuzz.FuzzSkip:
+            pass
+    assert found and "with numbers" in found[0], found
+
+
+def test_some_cases_take_numbers_as_graph_inputs():
+    stats = fx_fuzz.run(range(0, 100))
+    assert stats.twins >= 5 and not stats.failures

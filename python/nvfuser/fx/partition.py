@@ -293,6 +293,17 @@ class _Support(OperatorSupportBase):
         return self.reasons[node] is None
 
 
+def _value_key(v):
+    """A non-tensor argument as a region's variants tell them apart: by
+    type and repr, since 1 == 1.0 == True and 0.0 == -0.0 translate
+    differently (result dtype, the sign of a quotient)."""
+    return (type(v), repr(v))
+
+
+def _same_value(a, b):
+    return _value_key(a) == _value_key(b)
+
+
 class FusionRegion(torch.nn.Module):
     """One region of the graph as a FusionDefinition, translated for the
     recorded sizes (they are baked in). A call whose tensor inputs differ
@@ -387,7 +398,7 @@ class FusionRegion(torch.nn.Module):
             return False
         for a, s in zip(args, signature):
             if s[0] == "value":
-                if a != s[1]:
+                if not _same_value(a, s[1]):
                     return False
             elif not (isinstance(a, torch.Tensor) and tuple(a.shape) == s[0]
                       and a.dtype == s[1] and a.device == s[2]):
@@ -397,8 +408,8 @@ class FusionRegion(torch.nn.Module):
     @staticmethod
     def _key(args):
         return tuple((tuple(a.shape), a.dtype, a.device)
-                     if isinstance(a, torch.Tensor) else ("value", repr(a))
-                     for a in args)
+                     if isinstance(a, torch.Tensor)
+                     else ("value", _value_key(a)) for a in args)
 
     def _specialize(self, args):
         """(The region's outputs for args, computed by its graph in eager,
