@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "exceptions.h"
+#include "python_text.h"
 
 namespace nvfuser {
 
@@ -61,8 +62,8 @@ void checkName(OptionGroup g, const std::string& name) {
   // execute fail, so only a name that neither compiler defines is an error
   // (a typo must still not pass silently).
   NVF_CHECK(isOwnName(g, name) || contains(Options::nvfuserNames(g), name),
-            envName(g), ": unknown option '", name,
-            "'; valid options are: ", joined(Options::validNames(g)),
+            envName(g), ": unknown option ", pythonQuoted(name),
+            "; valid options are: ", joined(Options::validNames(g)),
             " (and nvFuser's names, accepted as no-ops)");
 }
 }  // namespace

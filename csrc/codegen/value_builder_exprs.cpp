@@ -258,6 +258,11 @@ Value KernelValueBuilder::ternaryValue(const TernaryOp* t3, DataType out,
     return emit(out, lane,
                 "nvf_min(nvf_max(" + ca + ", " + cb + "), " + cc + ")");
   }
+  if (t3->op() == TernaryOpType::Fma) {
+    return emit(out, lane,
+                std::string(t == DataType::Double ? "fma(" : "fmaf(") + ca +
+                    ", " + cb + ", " + cc + ")");
+  }
   // ATen's lerp: exact at both ends.
   const std::string one = "(" + cudaType(t) + ")1";
   return emit(out, lane,

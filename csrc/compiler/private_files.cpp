@@ -28,6 +28,16 @@ std::string withoutTrailingSlashes(std::string path) {
   return path;
 }
 
+// "link/." and "link/./" resolve the link too: the directory they name is
+// the path without its trailing "." components.
+std::string withoutTrailingDots(std::string path) {
+  path = withoutTrailingSlashes(std::move(path));
+  while (path.size() > 2 && path.compare(path.size() - 2, 2, "/.") == 0) {
+    path = withoutTrailingSlashes(path.substr(0, path.size() - 1));
+  }
+  return path;
+}
+
 bool makeDirectory(const std::string& path, std::string* why) {
   if (mkdir(path.c_str(), 0700) == 0 || errno == EEXIST) {
     return true;
@@ -185,7 +195,7 @@ FileDescriptor openPrivateDirectory(const std::string& rawPath,
     *why = "the path is empty";
     return {};
   }
-  const std::string path = withoutTrailingSlashes(rawPath);
+  const std::string path = withoutTrailingDots(rawPath);
   if (!makeDirectories(path, why)) {
     return {};
   }

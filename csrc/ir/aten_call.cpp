@@ -4,6 +4,7 @@
 
 #include "ir/list_string.h"
 #include "ir/val.h"
+#include "python_text.h"
 
 namespace nvfuser {
 
@@ -31,26 +32,6 @@ std::string AtenCallOp::attributesToString() const {
 }
 
 namespace {
-// A Python string literal of s: quotes and backslashes escaped, other
-// non-printable bytes as \xNN (a printed definition stays one line).
-std::string quoted(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '\\' || c == '\'') {
-      out += '\\';
-      out += c;
-    } else if (u < 0x20 || u >= 0x7f) {
-      const char* hex = "0123456789abcdef";
-      out += "\\x";
-      out += hex[u >> 4];
-      out += hex[u & 15];
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
 
 std::string argToPython(const AtenCallArg& a, const AtenCallOp& e,
                         const std::function<std::string(const Val*)>& name) {
@@ -68,7 +49,7 @@ std::string argToPython(const AtenCallArg& a, const AtenCallOp& e,
     case AtenCallArg::Kind::IntList:
       return listToString(a.ints);
     case AtenCallArg::Kind::String:
-      return quoted(a.text);
+      return pythonQuoted(a.text);
     case AtenCallArg::Kind::TensorList: {
       std::vector<std::string> items;
       for (int64_t k : a.inputs) {
@@ -99,8 +80,8 @@ std::string atenCallToPython(
     results.push_back("(" + std::to_string(r.returnIndex) + ", DataType." +
                       toString(r.dtype) + ", " + listToString(shape) + ")");
   }
-  return "fd.ops.aten_call(" + quoted(e.op()) + ", " + listToString(args) +
-         ", results=" + listToString(results) + ")";
+  return "fd.ops.aten_call(" + pythonQuoted(e.op()) + ", " +
+         listToString(args) + ", results=" + listToString(results) + ")";
 }
 
 }  // namespace nvfuser

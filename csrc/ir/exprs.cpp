@@ -186,6 +186,8 @@ const char* toString(TernaryOpType t) {
       return "lerp";
     case TernaryOpType::Clamp:
       return "clamp";
+    case TernaryOpType::Fma:
+      return "fma";
   }
   return "?";
 }

@@ -105,7 +105,8 @@ bool isLogicalOrBitwise(BinaryOpType t);
 // defined (see docs/api.md).
 bool isShift(BinaryOpType t);
 
-enum class TernaryOpType { Where, Lerp, Clamp };
+// Fma: a * b + c rounded once (C's fma), as ATen's addcmul computes.
+enum class TernaryOpType { Where, Lerp, Clamp, Fma };
 const char* toString(TernaryOpType t);
 
 enum class ReductionOpType { Sum, Max, Min, Prod, Mean };

@@ -56,9 +56,38 @@ class PythonPrinter {
 
   std::string name(const Val* v) {
     if (!v->isTensor() && v->asScalar()->isConst()) {
-      return scalarToPythonLiteral(*v->asScalar()->value());
+      const ScalarValue& value = *v->asScalar()->value();
+      std::string literal = scalarToPythonLiteral(value);
+      // A bare literal would take the literal's dtype (3 is Int).
+      if (v->dtype() == pythonLiteralDtype(value)) {
+        return literal;
+      }
+      return "fd.define_scalar(" + literal + ", dtype=DataType." +
+             toString(v->dtype()) + ")";
     }
     return (v->isTensor() ? "t" : "s") + std::to_string(v->name());
+  }
+
+  // A 0-dim tensor broadcast for an op promoted as 0-dim (Float[n] *
+  // Double[] computes in Float); the printed broadcast has dims and would
+  // promote as such, so the script casts it to the compute type first
+  // (the op converts it so anyway).
+  std::string operandName(const Expr* e, size_t i) {
+    const Val* v = e->input(i);
+    const bool condition = e->type() == ExprType::Ternary &&
+                           exprAs<TernaryOp>(e)->op() == TernaryOpType::Where &&
+                           i == 0;
+    const DataType compute = e->type() == ExprType::Binary
+                                 ? exprAs<BinaryOp>(e)->computeType()
+                                 : exprAs<TernaryOp>(e)->computeType();
+    const Expr* def = v->definition();
+    if (condition || v->dtype() == compute || def == nullptr ||
+        def->type() != ExprType::Broadcast ||
+        !def->input(0)->asTensor()->noReductions().empty()) {
+      return name(v);
+    }
+    return "fd.ops.cast(" + name(v) + ", dtype=DataType." + toString(compute) +
+           ")";
   }
 
   static std::vector<int64_t> dimsOf(const std::vector<bool>& mask) {
@@ -85,8 +114,8 @@ class PythonPrinter {
       case ExprType::Binary:
       case ExprType::Ternary: {
         std::vector<std::string> args;
-        for (const Val* v : e->inputs()) {
-          args.push_back(name(v));
+        for (size_t i = 0; i < e->inputs().size(); ++i) {
+          args.push_back(operandName(e, i));
         }
         std::string joined = listToString(args);
         call = "fd.ops." + e->opName() + "(" +

@@ -1,7 +1,7 @@
 #include "ir/val.h"
 
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
@@ -140,16 +140,36 @@ std::string roundTripDouble(double d) {
   if (std::isinf(d)) {
     return d > 0 ? "inf" : "-inf";
   }
-  char buf[40];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof(buf), "%.*g", precision, d);
-    if (std::strtod(buf, nullptr) == d) {
-      break;
+  // The shortest digits that read back as d (to_chars, as Python finds
+  // them), laid out as Python's repr: positional for decimal exponents in
+  // [-4, 16), else with an exponent (70000.0, 0.001, 1e+16, 1.5e-05).
+  char buf[64];
+  const auto end =
+      std::to_chars(buf, buf + sizeof(buf), d, std::chars_format::scientific)
+          .ptr;
+  const std::string sci(buf, end);
+  const size_t e = sci.find('e');
+  const int exponent = std::atoi(sci.c_str() + e + 1);
+  if (exponent < -4 || exponent >= 16) {
+    return sci;
+  }
+  const bool negative = sci[0] == '-';
+  std::string digits;
+  for (size_t k = negative ? 1 : 0; k < e; ++k) {
+    if (sci[k] != '.') {
+      digits += sci[k];
     }
   }
-  std::string s = buf;
-  if (s.find_first_of(".eEn") == std::string::npos) {
-    s += ".0";  // a float literal, as Python's repr writes it
+  std::string s = negative ? "-" : "";
+  if (exponent < 0) {
+    s += "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
+  } else if (digits.size() <= static_cast<size_t>(exponent) + 1) {
+    s += digits +
+         std::string(static_cast<size_t>(exponent) + 1 - digits.size(), '0') +
+         ".0";
+  } else {
+    s += digits.substr(0, static_cast<size_t>(exponent) + 1) + "." +
+         digits.substr(static_cast<size_t>(exponent) + 1);
   }
   return s;
 }
@@ -189,6 +209,19 @@ std::string scalarToPythonLiteral(const ScalarValue& v) {
     return pythonFloat(*d);
   }
   return scalarValueToString(v);  // ints; complex(re, im)
+}
+
+DataType pythonLiteralDtype(const ScalarValue& v) {
+  switch (v.index()) {
+    case 0:
+      return DataType::Bool;
+    case 1:
+      return DataType::Int;
+    case 2:
+      return DataType::Double;
+    default:
+      return DataType::ComplexDouble;
+  }
 }
 
 std::string Scalar::ref() const {

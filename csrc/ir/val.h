@@ -116,6 +116,9 @@ std::string roundTripDouble(double d);
 // floats with a point or exponent and all the digits a double needs,
 // float('inf') / float('nan'), complex(re, im).
 std::string scalarToPythonLiteral(const ScalarValue& v);
+// The dtype a Python frontend gives that literal (bool: Bool, int: Int,
+// float: Double, complex: ComplexDouble).
+DataType pythonLiteralDtype(const ScalarValue& v);
 
 class Scalar : public Val {
  public:

@@ -1,7 +1,9 @@
 #include "ops/arith.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <variant>
 
@@ -113,6 +115,62 @@ void checkScalarValue(DataType dtype, const ScalarValue& value,
     NVF_CHECK(v >= INT32_MIN && v <= INT32_MAX, what, ": ", v,
               " is out of range for Int32 scalars");
   }
+  checkValueFits(dtype, value, what);
+}
+
+void checkValueFits(DataType dtype, const ScalarValue& value,
+                    const std::string& what) {
+  if (dtype == DataType::Bool || std::holds_alternative<bool>(value)) {
+    return;
+  }
+  if (const auto* c = std::get_if<std::complex<double>>(&value)) {
+    if (dtype == DataType::ComplexFloat) {
+      checkValueFits(DataType::Float, c->real(), what + " (real part)");
+      checkValueFits(DataType::Float, c->imag(), what + " (imaginary part)");
+    }
+    return;  // a complex value for a real type is refused elsewhere
+  }
+  if (isComplexType(dtype)) {
+    checkValueFits(
+        dtype == DataType::ComplexFloat ? DataType::Float : DataType::Double,
+        value, what);
+    return;
+  }
+  const double v = scalarToDouble(value);
+  double limit = 0;  // the largest magnitude that converts
+  switch (dtype) {
+    case DataType::Half:
+      limit = 65504.0;
+      break;
+    case DataType::BFloat16:
+      limit = 3.3895313892515355e38;
+      break;
+    case DataType::Float:
+      limit = static_cast<double>(std::numeric_limits<float>::max());
+      break;
+    case DataType::Int:
+    case DataType::Int32:
+      if (const auto* i = std::get_if<int64_t>(&value)) {
+        NVF_CHECK(
+            dtype == DataType::Int || (*i >= INT32_MIN && *i <= INT32_MAX),
+            what, ": ", *i, " does not fit Int32");
+        return;
+      }
+      NVF_CHECK(std::isfinite(v) && v >= -9.223372036854775808e18 &&
+                    v < 9.223372036854775808e18 &&
+                    (dtype == DataType::Int ||
+                     (v > -2147483649.0 && v < 2147483648.0)),
+                what, ": ", roundTripDouble(v), " does not fit ",
+                toString(dtype));
+      return;
+    default:
+      return;  // Double takes every double
+  }
+  // torch's rule: infinities and NaN convert, finite values must be in range.
+  NVF_CHECK(!std::isfinite(v) || std::abs(v) <= limit, what, ": ",
+            scalarToPythonLiteral(value), " is out of range for ",
+            toString(dtype), " (largest finite value ", roundTripDouble(limit),
+            ")");
 }
 
 Scalar* defineScalar(Fusion& f, DataType dtype,
@@ -129,13 +187,38 @@ Scalar* defineScalar(Fusion& f, DataType dtype,
   return s;
 }
 
+namespace {
+
+// torch's rule between a tensor with dims (`higher`) and 0-dim tensors
+// (`lower`): the 0-dim ones count only where their category is higher.
+// A complex 0-dim tensor gives a floating one its complex type; a floating
+// one promotes a bool or integer one; an integer one promotes a bool one.
+DataType combineTensorCategories(DataType higher, DataType lower) {
+  if (typeCategory(higher) >= typeCategory(lower)) {
+    return higher;
+  }
+  if (isComplexType(lower) && typeCategory(higher) == 2) {
+    return complexTypeOf(higher);
+  }
+  return promoteTypes(higher, lower);
+}
+
+}  // namespace
+
 DataType promoteOperands(const std::vector<Val*>& operands) {
-  std::optional<DataType> tensorType;
+  std::optional<DataType> dimType;
+  std::optional<DataType> zeroDimType;
   std::optional<DataType> scalarType;
   for (Val* v : operands) {
-    std::optional<DataType>& slot = v->isTensor() ? tensorType : scalarType;
+    std::optional<DataType>& slot = !v->isTensor() ? scalarType
+                                    : v->asTensor()->noReductions().empty()
+                                        ? zeroDimType
+                                        : dimType;
     slot = slot ? promoteTypes(*slot, v->dtype()) : v->dtype();
   }
+  std::optional<DataType> tensorType =
+      dimType && zeroDimType ? combineTensorCategories(*dimType, *zeroDimType)
+                             : (dimType ? dimType : zeroDimType);
   if (!tensorType) {
     return *scalarType;
   }
@@ -444,12 +527,22 @@ BinaryTypes binaryTypes(BinaryOpType op, DataType promoted, const Val* a,
 }
 }  // namespace
 
+Val* binaryOpWithTypes(BinaryOpType op, Val* a, Val* b, DataType compute,
+                       DataType out) {
+  Fusion* f = commonFusion({a, b}, toString(op));
+  std::vector<Val*> operands = alignRanks({a, b});
+  Val* o = newOutputLike(f, operands, out, toString(op));
+  f->addExpr<BinaryOp>(op, compute, o, operands[0], operands[1]);
+  return o;
+}
+
 Val* binaryOp(BinaryOpType op, Val* a, Val* b) {
   const std::string name = toString(op);
   Fusion* f = commonFusion({a, b}, name);
   refuseFloat8(name, {a, b});
   std::vector<Val*> operands = alignRanks({a, b});
-  BinaryTypes types = binaryTypes(op, promoteOperands(operands), a, b);
+  // Promoted before alignRanks: a 0-dim operand counts as 0-dim.
+  BinaryTypes types = binaryTypes(op, promoteOperands({a, b}), a, b);
   Val* out = newOutputLike(f, operands, types.out, name);
   f->addExpr<BinaryOp>(op, types.compute, out, operands[0], operands[1]);
   return out;
@@ -477,6 +570,11 @@ Val* where(Val* cond, Val* a, Val* b) {
   return ternary(TernaryOpType::Where, cond, a, b, t, t);
 }
 
+Val* ternaryOpWithTypes(TernaryOpType op, Val* a, Val* b, Val* c,
+                        DataType compute, DataType out) {
+  return ternary(op, a, b, c, compute, out);
+}
+
 Val* lerp(Val* start, Val* end, Val* weight) {
   commonFusion({start, end, weight}, "lerp");
   DataType t = arithmeticResult(promoteOperands({start, end, weight}));
@@ -485,6 +583,15 @@ Val* lerp(Val* start, Val* end, Val* weight) {
                  valDescription(start), ", ", valDescription(end), ", ",
                  valDescription(weight));
   return ternary(TernaryOpType::Lerp, start, end, weight, t, t);
+}
+
+Val* fma(Val* a, Val* b, Val* c) {
+  commonFusion({a, b, c}, "fma");
+  DataType t = arithmeticResult(promoteOperands({a, b, c}));
+  NVF_CHECK_KIND(
+      isFloatingType(t), Type, "fma: operands must be floating point, got ",
+      valDescription(a), ", ", valDescription(b), ", ", valDescription(c));
+  return ternary(TernaryOpType::Fma, a, b, c, t, t);
 }
 
 Val* clamp(Val* in, Val* lo, Val* hi) {
@@ -513,9 +620,13 @@ Val* addcmul(Val* in, Val* t1, Val* t2, Val* value) {
   auto as = [&](Val* v, DataType d) {
     return v->dtype() == d ? v : castOp(v, d);
   };
-  // torch's order: in + value * t1 * t2, every operand in the result type.
+  // torch's order: in + value * t1 * t2, every operand in the result type;
+  // ATen rounds (value * t1) and then one fma for floating types.
   Val* scaled =
       binaryOp(BinaryOpType::Mul, as(value, arithmeticResult(t)), as(t1, t));
+  if (isFloatingType(arithmeticResult(t))) {
+    return fma(scaled, as(t2, t), as(in, t));
+  }
   return binaryOp(BinaryOpType::Add, as(in, t),
                   binaryOp(BinaryOpType::Mul, scaled, as(t2, t)));
 }
@@ -532,6 +643,9 @@ TensorView* full(Fusion& f, const std::vector<int64_t>& shape, Val* fillValue,
   NVF_CHECK_KIND(!isComplexType(fillValue->dtype()) || isComplexType(dtype),
                  Type, "full: a complex fill_value ", valDescription(fillValue),
                  " cannot fill a tensor of dtype ", toString(dtype));
+  if (fillValue->asScalar()->isConst()) {
+    checkValueFits(dtype, *fillValue->asScalar()->value(), "full: fill_value");
+  }
   std::vector<IterDomain> domain;
   for (size_t i = 0; i < shape.size(); ++i) {
     NVF_CHECK(shape[i] >= 0, "full: shape[", i, "] = ", shape[i],

@@ -27,12 +27,26 @@ Scalar* defineScalar(Fusion& f, DataType dtype,
 // message (e.g. "execute: input 2 (s1)").
 void checkScalarValue(DataType dtype, const ScalarValue& value,
                       const std::string& what);
+// Throws unless value converts to dtype as torch converts scalars: a
+// finite value beyond a floating type's range, or a non-finite or
+// out-of-range float for an integer type, does not.
+void checkValueFits(DataType dtype, const ScalarValue& value,
+                    const std::string& what);
 
 Val* unaryOp(UnaryOpType op, Val* in);
 Val* castOp(Val* in, DataType dtype);
 Val* binaryOp(BinaryOpType op, Val* a, Val* b);
 Val* where(Val* cond, Val* a, Val* b);
 Val* lerp(Val* start, Val* end, Val* weight);
+// An op with the types its definition derived, for replays: by then a
+// 0-dim operand is broadcast and would promote as a tensor with dims.
+Val* binaryOpWithTypes(BinaryOpType op, Val* a, Val* b, DataType compute,
+                       DataType out);
+Val* ternaryOpWithTypes(TernaryOpType op, Val* a, Val* b, Val* c,
+                        DataType compute, DataType out);
+// a * b + c with one rounding (Float or Double; Half/BFloat16 compute in
+// Float).
+Val* fma(Val* a, Val* b, Val* c);
 Val* clamp(Val* in, Val* lo, Val* hi);
 // in + value * t1 * t2 (torch.addcmul), built from mul and add. value is a
 // scalar; a floating one with integer operands is a TypeError, as in torch.

@@ -66,18 +66,16 @@ Val* replayElementwise(const Expr* e, const std::vector<Val*>& ins) {
       }
       return unaryOp(u->op(), ins[0]);
     }
-    case ExprType::Binary:
-      return binaryOp(exprAs<BinaryOp>(e)->op(), ins[0], ins[1]);
-    case ExprType::Ternary:
-      switch (exprAs<TernaryOp>(e)->op()) {
-        case TernaryOpType::Where:
-          return where(ins[0], ins[1], ins[2]);
-        case TernaryOpType::Lerp:
-          return lerp(ins[0], ins[1], ins[2]);
-        case TernaryOpType::Clamp:
-          return clamp(ins[0], ins[1], ins[2]);
-      }
-      break;
+    case ExprType::Binary: {
+      auto* b = exprAs<BinaryOp>(e);
+      return binaryOpWithTypes(b->op(), ins[0], ins[1], b->computeType(),
+                               e->output(0)->dtype());
+    }
+    case ExprType::Ternary: {
+      auto* t = exprAs<TernaryOp>(e);
+      return ternaryOpWithTypes(t->op(), ins[0], ins[1], ins[2],
+                                t->computeType(), e->output(0)->dtype());
+    }
     default:
       break;
   }

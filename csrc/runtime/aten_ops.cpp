@@ -364,6 +364,19 @@ at::Tensor evalBinary(const BinaryOp& e, const at::Tensor& x,
   return as(r, e.output(0)->dtype());
 }
 
+// a * b + c rounded once: ATen's CPU addcmul is that fma; its CUDA kernel
+// rounds a * b first, so other devices compute on the CPU (rare: a
+// generated kernel computes fma itself).
+at::Tensor evalFma(const at::Tensor& a, const at::Tensor& b,
+                   const at::Tensor& c) {
+  if (a.is_cpu() && b.is_cpu() && c.is_cpu()) {
+    return at::addcmul(c, a, b);
+  }
+  const at::Device device =
+      a.is_cpu() ? (b.is_cpu() ? c.device() : b.device()) : a.device();
+  return at::addcmul(c.cpu(), a.cpu(), b.cpu()).to(device);
+}
+
 at::Tensor evalTernary(const TernaryOp& e, const std::vector<at::Tensor>& in) {
   DataType t = e.computeType();
   switch (e.op()) {
@@ -373,6 +386,8 @@ at::Tensor evalTernary(const TernaryOp& e, const std::vector<at::Tensor>& in) {
       return at::lerp(as(in[0], t), as(in[1], t), as(in[2], t));
     case TernaryOpType::Clamp:
       return at::minimum(at::maximum(as(in[0], t), as(in[1], t)), as(in[2], t));
+    case TernaryOpType::Fma:
+      return evalFma(as(in[0], t), as(in[1], t), as(in[2], t));
   }
   NVF_THROW(Internal, "unhandled ternary op");
 }
@@ -500,6 +515,23 @@ at::Tensor evalSlice(const SliceOp& e, at::Tensor t) {
   return t;
 }
 
+// constant_pad_nd refuses a result with an empty dim (torch 1.13 even one
+// padded by 0), so empty results and empty inputs are built directly.
+at::Tensor evalPad(const PadOp& e, const at::Tensor& x, const at::Tensor& v,
+                   const std::vector<int64_t>& shape) {
+  int64_t outNumel = 1;
+  for (int64_t s : shape) {
+    outNumel *= s;
+  }
+  if (outNumel == 0) {
+    return at::empty(shape, x.options());
+  }
+  if (x.numel() == 0) {
+    return at::full(shape, v.item(), x.options());
+  }
+  return at::constant_pad_nd(x, e.flatWidths(), v.item());
+}
+
 at::Tensor evalIota(const IotaOp& e, const std::vector<at::Tensor>& in,
                     at::Device device) {
   const DataType outType = e.output(0)->dtype();
@@ -552,11 +584,8 @@ at::Tensor evalExpr(const Expr& e, const std::vector<at::Tensor>& in,
       return in[0].reshape(shape);
     case ExprType::Slice:
       return evalSlice(*exprAs<SliceOp>(&e), in[0]);
-    case ExprType::Pad: {
-      std::vector<int64_t> flat = exprAs<PadOp>(&e)->flatWidths();
-      at::Scalar value = in[1].item();
-      return at::constant_pad_nd(in[0], flat, value);
-    }
+    case ExprType::Pad:
+      return evalPad(*exprAs<PadOp>(&e), in[0], in[1], shape);
     case ExprType::Cat:
       return at::cat(in, exprAs<CatOp>(&e)->dim());
     case ExprType::Reduction:

@@ -23,11 +23,27 @@ ModuleLoader::Unload LoadedModules::driverUnload() {
   };
 }
 
+namespace {
+std::atomic<LoadedModules*>& createdTable() {
+  static std::atomic<LoadedModules*> table{nullptr};
+  return table;
+}
+}  // namespace
+
 LoadedModules& LoadedModules::get() {
   // Never destroyed: at static destruction the driver may be gone already;
-  // the Python package unloads at interpreter exit instead.
-  static LoadedModules* table = new LoadedModules(capacityFromEnvironment());
+  // the Python package unloads at interpreter exit instead. A bad
+  // environment value throws here and is read again on the next call.
+  static LoadedModules* table = [] {
+    auto* t = new LoadedModules(capacityFromEnvironment());
+    createdTable().store(t);
+    return t;
+  }();
   return *table;
+}
+
+LoadedModules* LoadedModules::existing() {
+  return createdTable().load();
 }
 
 uint64_t LoadedModules::newOwner() {

@@ -38,6 +38,9 @@ class LoadedModules {
   static ModuleLoader::Unload driverUnload();
   // The process-wide table (capacity from the environment).
   static LoadedModules& get();
+  // The process-wide table if get() made it, else nullptr (nothing was
+  // loaded; interpreter exit must not read the environment for it).
+  static LoadedModules* existing();
   // A new owner id, one per kernel variant.
   static uint64_t newOwner();
 

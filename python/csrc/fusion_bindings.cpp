@@ -399,8 +399,9 @@ void bindFusion(py::module_& m) {
   m.def(
       "_unload_kernels",
       [] {
-        LoadedModules::get().unloadAll(
-            {nullptr, LoadedModules::driverUnload()});
+        if (LoadedModules* table = LoadedModules::existing()) {
+          table->unloadAll({nullptr, LoadedModules::driverUnload()});
+        }
       },
       py::call_guard<py::gil_scoped_release>());
   bindVals(m);

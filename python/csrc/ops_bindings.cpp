@@ -177,6 +177,7 @@ void bindElementwiseOps(py::module_& m) {
       ref);
   m.def("where", &where, ref);
   m.def("lerp", &lerp, ref);
+  m.def("fma", &fma, ref);
   m.def("clamp", &clamp, ref);
   m.def("addcmul", &addcmul, ref);
   m.def("cast", &castOp, ref);

@@ -1,5 +1,7 @@
 """FusionDefinition: nvFuser's Python API for defining and running fusions."""
 
+import re
+
 import torch
 
 from . import _C
@@ -227,8 +229,21 @@ class FusionDefinition:
         """
         self._check_defining("define_tensor")
         if symbolic_sizes is not None:
+            if shape is not None:
+                raise ValueError("define_tensor: give shape or symbolic_sizes"
+                                 ", not both")
             shape = symbolic_sizes
         if sizes is not None:
+            # sizes and strides give the whole layout: nothing may
+            # contradict it silently.
+            given = [n for n, v in (("shape", shape), ("contiguity",
+                                                       contiguity),
+                                    ("stride_order", stride_order))
+                     if v is not None]
+            if given:
+                raise ValueError("define_tensor: sizes and strides describe "
+                                 "the tensor; %s must not be given with them"
+                                 % " and ".join(given))
             sizes = check_int_list("sizes", sizes)
             if strides is None:
                 raise ValueError("define_tensor: sizes requires strides")
@@ -237,9 +252,17 @@ class FusionDefinition:
                 raise ValueError(
                     "define_tensor: sizes has %d entries but strides has %d" %
                     (len(sizes), len(strides)))
+            for name, values in (("sizes", sizes), ("strides", strides)):
+                for i, v in enumerate(values):
+                    if v < 0:
+                        raise ValueError("define_tensor: %s[%d] is %d; a "
+                                         "tensor's %s are at least 0" %
+                                         (name, i, v, name))
             contiguity, stride_order = compute_layout(sizes, strides)
             contiguity = contiguity_to_allocation(contiguity, stride_order)
             shape = [s if (static_sizes or s == 1) else -1 for s in sizes]
+        elif strides is not None:
+            raise ValueError("define_tensor: strides requires sizes")
         if shape is None:
             raise TypeError("define_tensor: shape is required")
         shape = check_int_list("shape", shape)
@@ -511,7 +534,8 @@ class FusionDefinition:
         """Segments the fusion for these inputs (CPU tensors of the right
         shapes and dtypes are fine), generates every kernel, compiles each
         with NVRTC for ``arch`` and returns their sources. Needs no GPU."""
-        if not isinstance(arch, str) or not arch.startswith("sm_"):
+        if not isinstance(arch, str) or re.fullmatch(r"sm_[0-9]+[af]?", arch) \
+                is None:
             raise ValueError("cuda_code_for: arch must look like 'sm_90', "
                              "got %r" % (arch,))
         concrete = self._concretized(inputs)
@@ -553,6 +577,10 @@ class FusionDefinition:
         if isinstance(options, str) or not isinstance(options, (list, tuple)):
             raise TypeError("execute: %s must be a list of option names" %
                             what)
+        for i, name in enumerate(options):
+            if not isinstance(name, str):
+                raise TypeError("execute: %s[%d] must be an option name (a "
+                                "str), got %r" % (what, i, name))
         return list(options)
 
     # ---- inspection -------------------------------------------------------

@@ -98,6 +98,11 @@ class Ops:
         return self._call("where", _cops.where, self._val(cond, "where"),
                           self._val(a, "where"), self._val(b, "where"))
 
+    def fma(self, a, b, c):
+        """a * b + c rounded once (C's fma); floating operands."""
+        return self._call("fma", _cops.fma, self._val(a, "fma"),
+                          self._val(b, "fma"), self._val(c, "fma"))
+
     def lerp(self, start, end, weight):
         return self._call("lerp", _cops.lerp, self._val(start, "lerp"),
                           self._val(end, "lerp"), self._val(weight, "lerp"))

@@ -15,8 +15,8 @@ again with equal numbers of another type or sign (1.0 for 1, -0.0 for
 0.0), twice, to check the region's variant for them. Every line is run
 in eager while the program is written; a line PyTorch rejects (a dtype it
 does not implement, an integer division by zero) is dropped, so every
-program runs in eager. ``run_case(seed)`` traces the program (``symbolic_trace`` or
-``make_fx``), compiles it, checks that compiling left the example inputs
+program runs in eager. ``run_case(seed)`` traces the program
+(``symbolic_trace`` or ``make_fx``), compiles it, checks that compiling left the example inputs
 alone, and compares outputs and the inputs the program writes to with
 eager: exactly for integer and bool results, with a tolerance by dtype for
 floating ones. A mismatch raises ``FuzzFailure`` whose message holds the

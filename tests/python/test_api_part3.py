@@ -409,3 +409,52 @@ def test_segment_keeps_output_options_and_clone_keeps_them_too():
     (_, again) = other.execute([x])
     assert again.stride() == (1, 4)
     torch.testing.assert_close(x, x0)  # negated back in place
+
+
+@pytest.mark.parametrize("tensor, value, dtype", [
+    (torch.arange(6).reshape(2, 3), 3, DataType.Double),  # Int + 3.0
+    (torch.ones(2, 3, dtype=torch.half), 0.1, DataType.Half),
+    (torch.ones(2, 3, dtype=torch.double), 0.1, DataType.Float),
+    (torch.tensor([[True, False]]), 1, DataType.Int),
+    (torch.arange(4, dtype=torch.int32), 5, DataType.Int32),
+])
+def test_printed_definitions_keep_a_constant_scalars_dtype(tensor, value,
+                                                            dtype):
+    # The printers wrote define_scalar(3, dtype=DataType.Double) as a bare
+    # 3, which is an Int: the printed script computed another dtype.
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(tensor)
+        fd.add_output(fd.ops.add(t, fd.define_scalar(value, dtype=dtype)))
+    (want,) = fd.execute([tensor])
+    for got in run_printed(fd, [tensor]):
+        assert got[0].dtype == want.dtype
+        assert torch.equal(got[0], want)
+    natural = DataType.Int if isinstance(value, int) else DataType.Double
+    assert ("dtype=DataType.%s" % dtype.name in fd.python_definition()) == \
+        (dtype != natural)
+
+
+def test_printed_float_constants_are_pythons_repr():
+    # The printer wrote the shortest %g text (7e+04 for 70000.0): it read
+    # back exactly but is not what Python prints.
+    import random
+    import re
+    import struct
+    rng = random.Random(24)
+    values = [70000.0, 0.001, 1e16, 1.5e-05, 1e300, -0.0, 0.1, 5e-324,
+              1.7976931348623157e308, 0.0001, 1e15, 9999999999999998.0]
+    values += [struct.unpack("d", struct.pack("Q", rng.getrandbits(64)))[0]
+               for _ in range(500)]
+    values += [rng.uniform(-1e6, 1e6) for _ in range(500)]
+    # Powers of two: the digits below and above round differently there.
+    values += [2.0 ** e for e in range(-1074, 1024, 7)]
+    values += [7.1202363472230444e-307]
+    for v in values:
+        if v != v or abs(v) == float("inf"):
+            continue
+        with FusionDefinition() as fd:
+            t = fd.define_tensor(shape=[-1], dtype=DataType.Double)
+            fd.add_output(fd.ops.add(t, v))
+        printed = re.search(r"fd.ops.add\(t0, ([^)]*)\)",
+                            fd.python_definition()).group(1)
+        assert printed == repr(v)

@@ -219,6 +219,57 @@ CASES = [
     ("bool for a Double scalar input at execute",
      lambda: run(scalar_input(DataType.Double), [torch.ones(2), True]),
      TypeError, r"Double scalars take a Python int or float, got bool True"),
+    # Session 24's probe: these were accepted, or failed without naming the
+    # input or op.
+    ("negative size in sizes",
+     lambda: define(lambda fd: fd.define_tensor(sizes=[-3, 4],
+                                                strides=[4, 1])),
+     ValueError, r"define_tensor: sizes\[0\] is -3; a tensor's sizes are at "
+                 r"least 0"),
+    ("negative stride in strides",
+     lambda: define(lambda fd: fd.define_tensor(sizes=[3, 4],
+                                                strides=[-4, 1])),
+     ValueError, r"define_tensor: strides\[0\] is -4"),
+    ("shape given with sizes",
+     lambda: define(lambda fd: fd.define_tensor(
+         sizes=[3, 4], strides=[4, 1], shape=[-1, -1])),
+     ValueError, r"sizes and strides describe the tensor; shape must not be "
+                 r"given with them"),
+    ("strides without sizes",
+     lambda: define(lambda fd: fd.define_tensor(shape=[-1],
+                                                strides=[1])),
+     ValueError, r"define_tensor: strides requires sizes"),
+    ("Half scalar input beyond Half's range at execute",
+     lambda: run(scalar_input(DataType.Half), [torch.ones(2), 70000.0]),
+     ValueError, r"execute: input 1 \(s0\): 70000.0 is out of range for "
+                 r"Half \(largest finite value 65504.0\)"),
+    ("Float constant beyond Float's range",
+     lambda: define(lambda fd: fd.define_scalar(1e300, DataType.Float)),
+     ValueError, r"define_scalar: 1e\+300 is out of range for Float"),
+    ("full of nan as Int",
+     lambda: define(lambda fd: fd.ops.full([2], float("nan"),
+                                           DataType.Int)),
+     ValueError, r"full: fill_value: nan does not fit Int"),
+    ("full beyond Int32",
+     lambda: define(lambda fd: fd.ops.full([2], 3e9, DataType.Int32)),
+     ValueError, r"full: fill_value: 3000000000.0 does not fit Int32"),
+    ("full of an int beyond Int32",
+     lambda: define(lambda fd: fd.ops.full([2], 3000000000, DataType.Int32)),
+     ValueError, r"full: fill_value: 3000000000 does not fit Int32"),
+    ("full of a complex beyond ComplexFloat",
+     lambda: define(lambda fd: fd.ops.full([2], complex(1e300, 0),
+                                           DataType.ComplexFloat)),
+     ValueError, r"full: fill_value \(real part\): 1e\+300 is out of range "
+                 r"for Float"),
+    ("an option name that is not a str",
+     lambda: define(lambda fd: one_input(fd)).execute(
+         [torch.ones(2)], _enable_options=[None]),
+     TypeError, r"_enable_options\[0\] must be an option name \(a str\), "
+                r"got None"),
+    ("cuda_code_for with a NUL in the arch",
+     lambda: define(lambda fd: one_input(fd)).cuda_code_for(
+         [torch.ones(2)], "sm_90\x00"),
+     ValueError, r"arch must look like 'sm_90'"),
 ]
 
 def quiet(make):

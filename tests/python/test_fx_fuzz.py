@@ -25,6 +25,18 @@ def test_cases_are_reproducible():
     assert all(x.equal(y) for x, y in zip(a.inputs, b.inputs))
 
 
+def first_failure(seeds):
+    """The message of the first seed that fails, else None."""
+    for seed in seeds:
+        try:
+            fx_fuzz.run_case(fx_fuzz.generate(seed))
+        except fx_fuzz.FuzzFailure as e:
+            return str(e)
+        except fx_fuzz.FuzzSkip:
+            pass
+    return None
+
+
 def test_the_fuzzer_finds_integer_division_that_truncates(monkeypatch):
     # The bug of issue 18 item 4, planted again: the fuzzer must see it.
     def truncating_div(ctx, node, p):
@@ -32,14 +44,8 @@ def test_the_fuzzer_finds_integer_division_that_truncates(monkeypatch):
                                     node)
     monkeypatch.setitem(TABLE, "div", truncating_div)
     monkeypatch.setitem(TABLE, "true_divide", truncating_div)
-    found = []
-    for seed in range(400):
-        try:
-            fx_fuzz.run_case(fx_fuzz.generate(seed))
-        except fx_fuzz.FuzzFailure as e:
-            found.append(str(e))
-            break
-    assert found and "seed" in found[0] and "def f(" in found[0]
+    found = first_failure(range(400))
+    assert found and "seed" in found and "def f(" in found
 
 
 def test_the_fuzzer_finds_a_variant_reused_for_an_equal_number(monkeypatch):
@@ -47,18 +53,19 @@ def test_the_fuzzer_finds_a_variant_reused_for_an_equal_number(monkeypatch):
     # number arguments with ==, so 1.0 reused the translation made for 1.
     from nvfuser.fx import partition
     monkeypatch.setattr(partition, "_same_value", lambda a, b: a == b)
-    found = []
-    for seed in range(400):
-        try:
-            fx_fuzz.run_case(fx_fuzz.generate(seed))
-        except fx_fuzz.FuzzFailure as e:
-            found.append(str(e))
-            break
-        except fx_fuzz.FuzzSkip:
-            pass
-    assert found and "with numbers" in found[0], found
+    found = first_failure(range(400))
+    assert found and "with numbers" in found, found
 
 
 def test_some_cases_take_numbers_as_graph_inputs():
     stats = fx_fuzz.run(range(0, 100))
     assert stats.twins >= 5 and not stats.failures
+
+
+def test_seed_8977_addcmul_then_frac_matches_eager():
+    # Session 24's campaign: addcmul rounded its product before the add
+    # (ATen's CPU kernel does one fma) and frac() showed that ulp 300
+    # times over.
+    case = fx_fuzz.generate(8977)
+    assert "addcmul" in case.source and "frac" in case.source
+    fx_fuzz.run_case(case)

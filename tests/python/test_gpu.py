@@ -760,3 +760,21 @@ def test_norm_backward_is_one_kernel_with_column_sums(rows, cols, bias):
                                        atol=2e-2 * ref.abs().max().item())
     code = fd.last_cuda_code()
     assert len(code) == 1 and "nvf_csum0" in code[0], code
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_addcmul_rounds_once_in_the_kernel_and_in_the_aten_path(dtype):
+    # addcmul is fma(value * t1, t2, x): the kernel's fmaf/fma, and the
+    # ATen path's evaluation of it (ATen's CUDA addcmul rounds t1 * t2
+    # first, so the ATen path computes fma on the CPU). Both equal ATen's
+    # CPU addcmul bit for bit.
+    torch.manual_seed(7)
+    x, a, b = (torch.randn(4096, dtype=dtype) for _ in range(3))
+    with FusionDefinition() as fd:
+        ts = [fd.from_pytorch(t) for t in (x, a, b)]
+        fd.add_output(fd.ops.addcmul(*ts, value=-0.3))
+    want = torch.addcmul(x, a, b, value=-0.3)
+    gpu = [t.cuda() for t in (x, a, b)]
+    for run in (fd.execute, fd.execute_unsegmented):
+        (got,) = run(gpu)
+        assert got.is_cuda and torch.equal(got.cpu(), want), run.__name__

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from nvfuser import DataType, FusionDefinition
+from printed import run_printed
 
 INT64_MIN = -2**63
 
@@ -120,3 +121,65 @@ def test_integer_constants_as_sizes_and_scalar_inputs_in_range():
     x = torch.arange(6, dtype=torch.int32)
     (out,) = fd.execute([x, 2**31 - 7])
     assert torch.equal(out, (x + (2**31 - 7)).reshape(2, 3))
+
+
+@pytest.mark.parametrize("shape, widths, out_shape", [
+    ((0, 3), [1, 1], (0, 5)),        # padded dim non-empty, other empty
+    ((2, 0), [0, 0, 1, 2], (5, 0)),  # the empty dim named with (0, 0)
+    ((0, 3), [0, 0, 2, 1], (3, 3)),  # the empty dim padded: all fill
+    ((2, 0), [1, 2], (2, 3)),
+])
+def test_pad_of_a_tensor_with_an_empty_dim(shape, widths, out_shape):
+    # torch 1.13's constant_pad_nd refuses a result with an empty dim named
+    # in the widths, even padded by 0; the ATen path raised for these.
+    x = torch.zeros(shape)
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], dtype=DataType.Float)
+        fd.add_output(fd.ops.pad(t, widths, 2.5))
+    (out,) = fd.execute([x])
+    assert tuple(out.shape) == out_shape and out.dtype == torch.float32
+    assert torch.equal(out, torch.full(out_shape, 2.5))
+
+
+@pytest.mark.parametrize("with_dims, zero_dim", [
+    (torch.float32, torch.float64),
+    (torch.int64, torch.float64),
+    (torch.int32, torch.int64),
+    (torch.bool, torch.int32),
+    (torch.bool, torch.float64),
+    (torch.float64, torch.float32),
+    (torch.float32, torch.complex128),
+])
+@pytest.mark.parametrize("is_cpu", [False, True])
+def test_a_zero_dim_tensor_promotes_as_torch(with_dims, zero_dim, is_cpu):
+    # torch's result_type: a 0-dim tensor counts only where its category
+    # is higher (float32[4] * float64[] is float32); ours promoted it as a
+    # tensor with dims.
+    def make(dtype, shape):
+        if dtype == torch.bool:
+            return torch.rand(shape) < 0.5
+        return (torch.randn(shape, dtype=torch.float64) * 4).to(dtype) \
+            if not dtype.is_complex else torch.randn(shape, dtype=dtype)
+    x, s = make(with_dims, (4,)), make(zero_dim, ())
+    with FusionDefinition() as fd:
+        a = fd.from_pytorch(x)
+        b = fd.define_tensor(shape=[], dtype=fd_dtype(zero_dim),
+                             is_cpu=is_cpu)
+        fd.add_output(fd.ops.mul(a, b))
+        fd.add_output(fd.ops.where(fd.ops.gt(a, a), a, b))
+    mul, where = fd.execute([x, s])
+    assert mul.dtype == (x * s).dtype
+    torch.testing.assert_close(mul, x * s)
+    assert where.dtype == torch.where(x > x, x, s).dtype
+    # The printed script broadcasts s before the op: it must still compute
+    # what the definition does.
+    for printed in run_printed(fd, [x, s]):
+        assert [o.dtype for o in printed] == [mul.dtype, where.dtype]
+        assert torch.equal(printed[0], mul)
+    if not (zero_dim.is_complex or with_dims == torch.bool):
+        fd.cuda_code_for([x, s], "sm_90")  # the kernel is generated too
+
+
+def fd_dtype(dtype):
+    from nvfuser.pytorch_utils import torch_dtype_to_nvfuser_dtype
+    return torch_dtype_to_nvfuser_dtype(dtype)

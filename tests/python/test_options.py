@@ -2,6 +2,10 @@
 Python side (the FX backend's fx_partition dump) asks it rather than
 splitting the variable again."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 import torch.fx
@@ -43,6 +47,32 @@ def test_dump_enabled_refuses_names_that_are_not_options(monkeypatch):
     assert not _C.dump_enabled("fx_partition")
     with pytest.raises(ValueError, match="unknown option 'fx_partitions'"):
         _C.dump_enabled("fx_partitions")
+
+
+def test_an_unknown_option_shows_its_control_characters(monkeypatch):
+    # An invisible \x01 made "unknown option 'cuda_kernel'" next to a list
+    # that has cuda_kernel.
+    monkeypatch.setenv("NVFUSER_DUMP", "cuda_kernel\x01")
+    with pytest.raises(ValueError,
+                       match=r"unknown option 'cuda_kernel\\x01'; valid"):
+        _C.dump_enabled("fx_partition")
+
+
+def test_a_bad_module_bound_is_not_read_at_exit_without_kernels():
+    # NVFUSER_MAX_LOADED_MODULES bounds the GPU's loaded kernels; exit read
+    # it even where no kernel was loaded and failed in an atexit callback.
+    script = ("import torch\nfrom nvfuser import FusionDefinition\n"
+              "with FusionDefinition() as fd:\n"
+              "    t = fd.define_tensor(shape=[-1])\n"
+              "    fd.add_output(fd.ops.neg(t))\n"
+              "print(fd.execute([torch.ones(3)])[0].sum().item())\n")
+    env = dict(os.environ, NVFUSER_MAX_LOADED_MODULES="abc",
+               CUDA_VISIBLE_DEVICES="")
+    done = subprocess.run([sys.executable, "-c", script], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "-3.0"
+    assert "Exception ignored" not in done.stderr, done.stderr
 
 
 def test_host_time_dump_prints_each_segment_kind(monkeypatch, capfd):

@@ -360,8 +360,9 @@ def _addcmul(ctx, node, p):
     the promotion; half types compute in float). PyTorch's kernels contract
     the last multiply-add into an FMA (on the CPU fma(value * tensor1,
     tensor2, self), on CUDA fma(value, tensor1 * tensor2, self)); the
-    core rounds the product first, so a float32 or float64 result may
-    differ from eager's in the last bits (more where the sum cancels).
+    core's addcmul is the CPU's (its op `fma`), so on CUDA a float32 or
+    float64 result may differ from eager's in the last bits (more where
+    the sum cancels).
     With integer tensors torch 1.13 truncates a floating value toward zero
     (value.to<int>()), as int() does."""
     out = _out_dtype(ctx, node)

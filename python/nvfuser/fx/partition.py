@@ -74,13 +74,22 @@ class _TranslationContext:
         return self.fd.ops.broadcast_in_dim(
             x, list(shape), list(range(len(shape) - r, len(shape))))
 
+    def to_operand_shape(self, x, shape):
+        """x broadcast to shape, but a 0-dim tensor as it is: the core
+        broadcasts it and, as torch, promotes it only where its category
+        is higher (Float[n] * Double[] computes in Float)."""
+        if isinstance(x, Tensor) and x.ndim == 0:
+            return x
+        return self.to_shape(x, shape)
+
     def broadcast_binary(self, fn, a, b, node):
         shape = list(self.value_of(node).shape)
-        return fn(self.to_shape(a, shape), self.to_shape(b, shape))
+        return fn(self.to_operand_shape(a, shape),
+                  self.to_operand_shape(b, shape))
 
     def broadcast_ternary(self, fn, a, b, c, node):
         shape = list(self.value_of(node).shape)
-        return fn(*[self.to_shape(x, shape) for x in (a, b, c)])
+        return fn(*[self.to_operand_shape(x, shape) for x in (a, b, c)])
 
 
 # Shape, dtype and integer arithmetic on them. Inside a region such a node

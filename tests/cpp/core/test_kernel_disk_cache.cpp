@@ -352,13 +352,31 @@ TEST_F(KernelDiskCacheTest, DirectoryThatIsASymlinkIsRefused) {
   testing::internal::CaptureStderr();
   KernelDiskCache cache(dir_.string());
   KernelDiskCache withSlash(dir_.string() + "/");
+  // "link/." names the link as much as "link/" does.
+  KernelDiskCache withDot(dir_.string() + "/.");
+  KernelDiskCache withDots(dir_.string() + "/.//./");
   testing::internal::GetCapturedStderr();
   EXPECT_FALSE(cache.usable());
   EXPECT_NE(cache.unusableReason().find("symbolic link"), std::string::npos)
       << cache.unusableReason();
-  EXPECT_FALSE(withSlash.usable());
+  for (KernelDiskCache* c : {&withSlash, &withDot, &withDots}) {
+    EXPECT_FALSE(c->usable());
+    EXPECT_NE(c->unusableReason().find("symbolic link"), std::string::npos)
+        << c->unusableReason();
+    c->store(keyOf(1), entryOf(100, 'w'));
+  }
   cache.store(keyOf(1), entryOf(100, 'w'));
   EXPECT_TRUE(isEmpty(real));
+}
+
+TEST_F(KernelDiskCacheTest, DirectoryWrittenWithTrailingDotsIsUsed) {
+  testing::internal::CaptureStderr();
+  KernelDiskCache cache(dir_.string() + "/./");
+  const std::string warning = testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(cache.usable()) << cache.unusableReason();
+  EXPECT_EQ(warning, "");
+  cache.store(keyOf(1), entryOf(100, 'w'));
+  EXPECT_TRUE(fs::exists(entryPath(1)));
 }
 
 TEST_F(KernelDiskCacheTest,

@@ -1,13 +1,14 @@
 // fuzz_fusions: differential fuzzing of the segmenter and codegen.
 //
 //   fuzz_fusions [--count N] [--seed S] [--ops K] [--compile-every M]
-//                [--device cuda|emu] [--features list]
+//                [--device cpu|cuda|emu] [--features list]
 //
 // Runs N random fusions from seed S on, under every forwarding policy,
 // against the unsegmented ATen evaluation. For each failure it prints the
 // seed, the smallest op count that still fails, and a Python reproducer.
 // --features list prints, per seed, the kinds of kernels it built (the
 // counts of the summary line): how tests pick seeds that exercise one.
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -19,7 +20,13 @@
 
 using namespace nvfuser;
 
-int main(int argc, char** argv) {
+namespace {
+const char* kUsage =
+    "usage: fuzz_fusions [--count N] [--seed S] [--ops K] "
+    "[--compile-every M]\n"
+    "                    [--device cpu|cuda|emu] [--features list]\n";
+
+struct FuzzArgs {
   uint64_t count = 1000;
   uint64_t first = 0;
   int ops = 14;
@@ -27,22 +34,96 @@ int main(int argc, char** argv) {
   bool cuda = false;
   bool emulate = false;
   bool listFeatures = false;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--count")) {
-      count = std::strtoull(argv[i + 1], nullptr, 10);
-    } else if (!std::strcmp(argv[i], "--seed")) {
-      first = std::strtoull(argv[i + 1], nullptr, 10);
-    } else if (!std::strcmp(argv[i], "--ops")) {
-      ops = std::atoi(argv[i + 1]);
-    } else if (!std::strcmp(argv[i], "--device")) {
-      cuda = !std::strcmp(argv[i + 1], "cuda");
-      emulate = !std::strcmp(argv[i + 1], "emu");
-    } else if (!std::strcmp(argv[i], "--features")) {
-      listFeatures = !std::strcmp(argv[i + 1], "list");
-    } else if (!std::strcmp(argv[i], "--compile-every")) {
-      compileEvery = std::strtoull(argv[i + 1], nullptr, 10);
+};
+
+bool readCount(const char* text, uint64_t* out) {
+  char* end = nullptr;
+  errno = 0;
+  *out = std::strtoull(text, &end, 10);
+  return *text >= '0' && *text <= '9' && *end == '\0' && errno == 0;
+}
+
+bool knownFlag(const std::string& flag) {
+  for (const char* f : {"--count", "--seed", "--ops", "--compile-every",
+                        "--device", "--features"}) {
+    if (flag == f) {
+      return true;
     }
   }
+  return false;
+}
+
+// Every flag takes one value; anything else (a typo, --help) is an error,
+// so a mistyped flag never runs the default campaign unnoticed.
+bool parseArgs(int argc, char** argv, FuzzArgs* a, std::string* why) {
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--help")) {
+      *why = "";
+      return false;
+    }
+  }
+  for (int i = 1; i < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (!knownFlag(flag)) {
+      *why = "unknown flag " + flag;
+      return false;
+    }
+    if (i + 1 >= argc) {
+      *why = flag + " needs a value";
+      return false;
+    }
+    const char* value = argv[i + 1];
+    uint64_t n = 0;
+    bool ok = true;
+    if (flag == "--count" || flag == "--seed" || flag == "--ops" ||
+        flag == "--compile-every") {
+      ok = readCount(value, &n);
+      if (flag == "--count") {
+        a->count = n;
+      } else if (flag == "--seed") {
+        a->first = n;
+      } else if (flag == "--ops") {
+        ok = ok && n <= 100000;
+        a->ops = static_cast<int>(n);
+      } else {
+        a->compileEvery = n;
+      }
+    } else if (flag == "--device") {
+      ok = !std::strcmp(value, "cpu") || !std::strcmp(value, "cuda") ||
+           !std::strcmp(value, "emu");
+      a->cuda = !std::strcmp(value, "cuda");
+      a->emulate = !std::strcmp(value, "emu");
+    } else if (flag == "--features") {
+      ok = !std::strcmp(value, "list");
+      a->listFeatures = ok;
+    }
+    if (!ok) {
+      *why = "bad value '" + std::string(value) + "' for " + flag;
+      return false;
+    }
+  }
+  return true;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  FuzzArgs args;
+  std::string why;
+  if (!parseArgs(argc, argv, &args, &why)) {
+    if (why.empty()) {  // --help
+      std::cout << kUsage;
+      return 0;
+    }
+    std::cerr << "fuzz_fusions: " << why << "\n" << kUsage;
+    return 2;
+  }
+  const uint64_t count = args.count;
+  const uint64_t first = args.first;
+  const int ops = args.ops;
+  const uint64_t compileEvery = args.compileEvery;
+  const bool cuda = args.cuda;
+  const bool emulate = args.emulate;
+  const bool listFeatures = args.listFeatures;
   auto start = std::chrono::steady_clock::now();
   // What the generated code says it does (FuzzOutcome), as --features
   // list names it and as the summary counts it.
