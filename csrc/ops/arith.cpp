@@ -538,14 +538,12 @@ Val* binaryOpWithTypes(BinaryOpType op, Val* a, Val* b, DataType compute,
 
 Val* binaryOp(BinaryOpType op, Val* a, Val* b) {
   const std::string name = toString(op);
-  Fusion* f = commonFusion({a, b}, name);
+  commonFusion({a, b}, name);
   refuseFloat8(name, {a, b});
-  std::vector<Val*> operands = alignRanks({a, b});
-  // Promoted before alignRanks: a 0-dim operand counts as 0-dim.
+  // Promoted before binaryOpWithTypes broadcasts: a 0-dim operand counts
+  // as 0-dim.
   BinaryTypes types = binaryTypes(op, promoteOperands({a, b}), a, b);
-  Val* out = newOutputLike(f, operands, types.out, name);
-  f->addExpr<BinaryOp>(op, types.compute, out, operands[0], operands[1]);
-  return out;
+  return binaryOpWithTypes(op, a, b, types.compute, types.out);
 }
 
 namespace {

@@ -48,8 +48,10 @@ Val* ternaryOpWithTypes(TernaryOpType op, Val* a, Val* b, Val* c,
 // Float).
 Val* fma(Val* a, Val* b, Val* c);
 Val* clamp(Val* in, Val* lo, Val* hi);
-// in + value * t1 * t2 (torch.addcmul), built from mul and add. value is a
-// scalar; a floating one with integer operands is a TypeError, as in torch.
+// in + value * t1 * t2 (torch.addcmul): mul(value, t1) and an fma with t2
+// and in for floating types (ATen's CPU kernel), muls and an add for
+// integers. value is a scalar; a floating one with integer operands is a
+// TypeError, as in torch.
 Val* addcmul(Val* in, Val* t1, Val* t2, Val* value);
 
 // Result dtype of an elementwise op on these operands (nvFuser rules:

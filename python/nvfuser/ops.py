@@ -99,7 +99,8 @@ class Ops:
                           self._val(a, "where"), self._val(b, "where"))
 
     def fma(self, a, b, c):
-        """a * b + c rounded once (C's fma); floating operands."""
+        """a * b + c rounded once (C's fma); the operands promote as for
+        add, to a floating type."""
         return self._call("fma", _cops.fma, self._val(a, "fma"),
                           self._val(b, "fma"), self._val(c, "fma"))
 

@@ -172,7 +172,8 @@ TEST(CodegenTest, EveryAddedElementwiseOpCompiles) {
   }
   for (const char* spelling :
        {"erfinvf(", "lgamma(", "nvf_nextafter_h(", "nvf_nextafter_b(",
-        "nextafterf(", "nvf_gcd(", "nvf_shl(", "nvf_lshr(", "truncf("}) {
+        "nextafterf(", "nvf_gcd(", "nvf_shl(", "nvf_lshr(", "truncf(", "fmaf(",
+        " fma("}) {
     EXPECT_NE(all.find(spelling), std::string::npos) << spelling;
   }
   compileAll(f, "sm_80");
