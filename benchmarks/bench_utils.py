@@ -121,13 +121,14 @@ def kernel_breakdown(fn, reps=10):
 
 def kernel_launchers(fn, patterns):
     """[(kernel, CPU op that launched it, its input shapes, enclosing ops
-    innermost first)] for the kernels of one fn() call whose names contain
+    innermost first and then the nearest Python frames outside torch)] for the kernels of one fn() call whose names contain
     one of `patterns`: where an ATen copy or fill comes from."""
     fn()
     torch.cuda.synchronize()
     acts = [torch.profiler.ProfilerActivity.CPU,
             torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=acts, record_shapes=True) as prof:
+    with torch.profiler.profile(activities=acts, record_shapes=True,
+                                with_stack=True) as prof:
         fn()
         torch.cuda.synchronize()
     found = []
@@ -139,7 +140,12 @@ def kernel_launchers(fn, patterns):
             while parent is not None and len(chain) < 6:
                 chain.append(parent.name)
                 parent = parent.cpu_parent
-            found.append((k.name[:60], e.name, e.input_shapes, chain))
+            # The Python frames nearest the op, outside torch itself: which
+            # line of a backend or of the model asked for it.
+            frames = [f for f in (getattr(e, "stack", None) or [])
+                      if "/torch/" not in f][:3]
+            found.append((k.name[:60], e.name, e.input_shapes,
+                          chain + frames))
     return found
 
 

@@ -397,11 +397,11 @@ def _train_extras(step, a, r, cuda):
         r["breakdown"] = kernel_breakdown(step, reps=3)[:a.breakdown]
     if a.host_profile and backend != "eager":
         host_profile(step, a.host_profile, "%s %s" % (r["model"], backend))
-    if a.launchers and cuda and backend == "nvfuser":
+    if a.launchers and cuda and backend != "eager":
         for k, op, shapes, chain in kernel_launchers(
                 step, a.launchers.split(",")):
-            print("[launcher] %s <- %s %s <- %s" % (
-                k, op, shapes, " <- ".join(chain)), flush=True)
+            print("[launcher] %s: %s <- %s %s <- %s" % (
+                backend, k, op, shapes, " <- ".join(chain)), flush=True)
 
 
 def _inference(cm, ids, a, r, ref, cuda):
@@ -670,7 +670,8 @@ def parse(argv=None):
     p.add_argument("--launchers", default="", metavar="PATTERNS",
                    help="comma-separated kernel name parts: print the ATen "
                    "op (with input shapes) that launched each such kernel "
-                   "of our train step, e.g. direct_copy,FillFunctor")
+                   "of each compiled backend's train step, e.g. "
+                   "direct_copy,FillFunctor")
     p.add_argument("--breakdown", type=int, default=0, metavar="N",
                    help="top N kernels of each backend's train step")
     p.add_argument("--md", default=os.path.join(HERE, "results",
