@@ -6,7 +6,9 @@
 #   OUT_DIR=$OUT bash benchmarks/device_suite.sh [step ...]
 #
 # Steps (default: all, in this order): tests fx_tests demo pointwise norm
-# fx_backend rope rope_kernels rope_ncu region_ab warm model fuzz dist.
+# embedding fx_backend rope rope_kernels rope_ncu region_ab warm model fuzz
+# dist. embedding: the embedding backward's weight gradient, ATen's, ours
+# (nvfuser::embedding_dense_backward) and Inductor's.
 # fuzz: fuzz_fusions --device cuda (FUZZ_COUNT, FUZZ_SEED). fx_backend:
 # FX_CASES picks cases (e.g. llama_rms_norm,layer_norm). dist:
 # examples/distributed_train.py with
@@ -48,7 +50,7 @@ step setup 300 bash scripts/setup.sh || {
 
 want() { [ $# -eq 0 ] || [[ " $* " == *" $STEP "* ]]; }
 ARGS=("$@")
-for STEP in tests fx_tests demo pointwise norm fx_backend rope rope_kernels rope_ncu region_ab warm model fuzz dist; do
+for STEP in tests fx_tests demo pointwise norm embedding fx_backend rope rope_kernels rope_ncu region_ab warm model fuzz dist; do
   want "${ARGS[@]}" || continue
   case "$STEP" in
     tests)
@@ -68,6 +70,10 @@ for STEP in tests fx_tests demo pointwise norm fx_backend rope rope_kernels rope
     norm)
       step norm 180 "$PY" benchmarks/norm_bench.py --json "$OUT_DIR/norm.json"
       grep -E "^\|" "$OUT_DIR/norm.log" ;;
+    embedding)
+      step embedding 180 "$PY" benchmarks/embedding_backward_bench.py \
+        --json "$OUT_DIR/embedding.json"
+      grep -E "^\|" "$OUT_DIR/embedding.log" ;;
     fx_backend)
       # shellcheck disable=SC2086  # FX_CASES: --cases A,B or nothing
       step fx_backend 300 "$PY" benchmarks/fx_backend_bench.py --kernels \

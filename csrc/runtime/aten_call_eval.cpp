@@ -33,10 +33,11 @@ c10::OperatorHandle findOperator(const AtenCallOp& e) {
   return *handle;
 }
 
-// ATen's own operators are found and checked once (a call is on every
-// step); others each time: a library registered from Python may be gone.
+// ATen's own operators and ours (runtime/torch_operators.h) are found and
+// checked once (a call is on every step); others each time: a library
+// registered from Python may be gone.
 c10::OperatorHandle lookup(const AtenCallOp& e) {
-  if (e.op().rfind("aten::", 0) != 0) {
+  if (e.op().rfind("aten::", 0) != 0 && e.op().rfind("nvfuser::", 0) != 0) {
     return findOperator(e);
   }
   static std::mutex mutex;

@@ -8,6 +8,7 @@
 #include "exceptions.h"
 #include "ir/dtype.h"
 #include "options.h"
+#include "runtime/torch_operators.h"
 
 namespace py = pybind11;
 
@@ -106,6 +107,9 @@ void bindOptionsAndStats(py::module_& m) {
 PYBIND11_MODULE(_C, m) {
   m.doc() = "nvfuser-lite compiler core";
   registerErrorTranslator();
+  // torch.ops.nvfuser.* exist once nvfuser is imported (repro scripts and
+  // printed definitions call them by name).
+  nvfuser::linkTorchOperators();
   bindDataTypes(m);
   bindOptionsAndStats(m);
   nvfuser::python::bindFusion(m);

@@ -1,15 +1,18 @@
 """ATen operators without a translation run inside regions as aten_calls
 (nvfuser/fx/library_calls.py): attention (this torch lacks cuDNN's, so
 the fixtures' stand-in operator with the same schema), the embedding's
-backward, sort. Numerics against eager on the CPU, one region where eager
-once split the graph, and the cases that must stay in eager."""
+backward (as our nvfuser::embedding_dense_backward), sort. Numerics
+against eager on the CPU, one region where eager once split the graph,
+and the cases that must stay in eager."""
 
 import operator
 
+import pytest
 import torch
 
 from fixtures.capture import standin_op
 from fx_check import ops_in_regions
+from nvfuser import DataType, FusionDefinition
 from nvfuser.fx import compile_graph
 
 ATTN = "_scaled_dot_product_cudnn_attention"
@@ -69,18 +72,42 @@ def test_a_read_symint_return_keeps_the_call_in_eager():
     assert got[2] == want[2] == 6
 
 
-def test_embedding_backward_in_a_region_matches_eager():
+def _embedding_backward_graph(padding_idx):
     g = torch.fx.Graph()
     grad, ids = g.placeholder("grad"), g.placeholder("ids")
     g2 = g.call_function(torch.ops.aten.mul.Tensor, (grad, 3.0))
     w = g.call_function(torch.ops.aten.embedding_dense_backward.default,
-                        (g2, ids, 12, -1, False))
+                        (g2, ids, 12, padding_idx, False))
     g.output((g.call_function(torch.ops.aten.add.Tensor, (w, 1.0)),))
-    gm = torch.fx.GraphModule(torch.nn.Module(), g)
-    inputs = [torch.randn(2, 5, 4), torch.randint(0, 12, (2, 5))]
+    return torch.fx.GraphModule(torch.nn.Module(), g)
+
+
+@pytest.mark.parametrize("ids_dtype,padding_idx", [(torch.int64, -1),
+                                                   (torch.int32, 3)])
+def test_embedding_backward_in_a_region_matches_eager(ids_dtype,
+                                                      padding_idx):
+    gm = _embedding_backward_graph(padding_idx)
+    ids = torch.randint(0, 12, (2, 5), dtype=ids_dtype)
+    ids[0, :2] = 3  # a repeated id, and the padding row when it is 3
+    inputs = [torch.randn(2, 5, 4), ids]
     c = compile_graph(gm, inputs)
     assert not c.nvfuser_unsupported and len(c.nvfuser_regions) == 1
     torch.testing.assert_close(c(*inputs)[0], gm(*inputs)[0])
+    # Called as our operator (library_calls.REPLACEMENTS), whose printed
+    # definition runs again.
+    (name,) = c.nvfuser_regions
+    fd = getattr(c, name).fd
+    text = repr(fd)
+    assert "fd.ops.aten_call('nvfuser::embedding_dense_backward.default', " \
+        "[T1, T2, 12, %d, False]" % padding_idx in text, text
+    assert "aten::embedding_dense_backward" not in text
+    ns = {"FusionDefinition": FusionDefinition, "DataType": DataType}
+    exec(text, ns)  # noqa: S102 (our own printed definition)
+    fn = next(v for k, v in ns.items() if k.startswith("nvfuser_fusion_id"))
+    with FusionDefinition() as again:
+        fn(again)
+    torch.testing.assert_close(again.execute(inputs)[0],
+                               fd.execute(inputs)[0])
 
 
 def test_a_copy_to_another_device_is_not_called_in_a_region():

@@ -554,6 +554,91 @@ def test_attention_and_embedding_backward_as_aten_calls_on_gpu(backend):
     assert "expr_eval" in ir and "pointwise" in ir, ir
 
 
+def _kernel_names(fn):
+    with torch.profiler.profile(
+            activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events()]
+
+
+_EMB_OURS = torch.ops.nvfuser.embedding_dense_backward.default
+_EMB_ATEN = torch.ops.aten.embedding_dense_backward.default
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("ids_dtype", [torch.int64, torch.int32])
+@pytest.mark.parametrize("n_ids", [2048, 8192])
+def test_embedding_backward_by_touched_rows_on_gpu(dtype, ids_dtype, n_ids):
+    # nvfuser::embedding_dense_backward on CUDA sums into the touched rows
+    # with Float atomics: ATen's result (its small-batch kernel at 2048
+    # ids, its sort at 8192) to the rounding of the summation order, every
+    # untouched row exactly 0, and none of ATen's kernels.
+    torch.manual_seed(0)
+    grad = torch.randn(n_ids // 512, 512, 256, device="cuda", dtype=dtype)
+    ids = torch.randint(0, 1000, grad.shape[:2], device="cuda",
+                        dtype=ids_dtype)
+    ids[0, :64] = 7  # one row many times
+    ids[1, :8] = 3  # the padding row below
+    tol = 1e-5 if dtype == torch.float32 else 1e-2
+    for num_weights, padding_idx in ((5000, -1), (5000, 3), (1000, 1000)):
+        got = _EMB_OURS(grad, ids, num_weights, padding_idx, False)
+        want = _EMB_ATEN(grad, ids, num_weights, padding_idx, False)
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got.float(), want.float(), rtol=tol,
+                                   atol=tol)
+        touched = torch.zeros(num_weights, dtype=torch.bool, device="cuda")
+        touched[ids.long().flatten()] = True
+        if 0 <= padding_idx < num_weights:
+            touched[padding_idx] = False
+        assert torch.count_nonzero(got[~touched]) == 0
+    names = _kernel_names(lambda: _EMB_OURS(grad, ids, 5000, -1, False))
+    assert not [n for n in names if "embedding_backward" in n or
+                "sum_and_scatter" in n or "compute_grad_weight" in n or
+                "Radix" in n], names
+    # scale_grad_by_freq needs the counts: ATen's kernel, bit for bit.
+    assert torch.equal(_EMB_OURS(grad, ids, 5000, 3, True),
+                       _EMB_ATEN(grad, ids, 5000, 3, True))
+
+
+def test_embedding_backward_in_deterministic_mode_is_atens_on_gpu():
+    # index_add_'s atomics are not deterministic: in deterministic mode the
+    # operator calls ATen's sorted kernel, bit for bit its result.
+    torch.manual_seed(1)
+    grad = torch.randn(8192, 512, device="cuda", dtype=torch.bfloat16)
+    ids = torch.randint(0, 300, (8192,), device="cuda")
+    enabled = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        got = _EMB_OURS(grad, ids, 4000, 0, False)
+        want = _EMB_ATEN(grad, ids, 4000, 0, False)
+    finally:
+        torch.use_deterministic_algorithms(enabled)
+    assert torch.equal(got, want)
+
+
+def test_embedding_backward_region_calls_ours_on_gpu():
+    # The FX backend's region calls nvfuser::embedding_dense_backward for
+    # aten.embedding_dense_backward, between generated kernels.
+    from nvfuser.fx import compile_graph
+    g = torch.fx.Graph()
+    grad, ids = g.placeholder("grad"), g.placeholder("ids")
+    g2 = g.call_function(torch.ops.aten.mul.Tensor, (grad, 3.0))
+    w = g.call_function(_EMB_ATEN, (g2, ids, 4000, -1, False))
+    g.output((g.call_function(torch.ops.aten.mul.Tensor, (w, 2.0)),))
+    gm = torch.fx.GraphModule(torch.nn.Module(), g)
+    inputs = [torch.randn(4, 1024, 128, device="cuda", dtype=torch.bfloat16),
+              torch.randint(0, 4000, (4, 1024), device="cuda")]
+    c = compile_graph(gm, inputs)
+    assert not c.nvfuser_unsupported and len(c.nvfuser_regions) == 1
+    torch.testing.assert_close(c(*inputs)[0].float(), gm(*inputs)[0].float(),
+                               rtol=2e-2, atol=2e-2)
+    (name,) = c.nvfuser_regions
+    fd = getattr(c, name).fd
+    assert "nvfuser::embedding_dense_backward" in repr(fd)
+    assert "expr_eval" in fd.last_scheduled_fusion_ir()
+
+
 def test_profile_times_each_segment_with_cuda_events():
     # execute(profile=True) on the GPU: every segment's time from events on
     # the stream; together no more than the whole execute's.

@@ -10,7 +10,8 @@ error); a generated kernel cannot raise and gives 0 there (docs/api.md),
 where eager CUDA stops at a device-side assert.
 
 ``embedding_dense_backward`` (a scatter-add of the gradient rows into the
-weight's gradient) has no core op and stays in eager.
+weight's gradient) has no core op: it runs inside the region as an
+aten_call of ``nvfuser::embedding_dense_backward`` (library_calls.py).
 """
 
 from ..values import Tensor

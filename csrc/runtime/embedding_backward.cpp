@@ -1,0 +1,82 @@
+#include "runtime/embedding_backward.h"
+
+#include "exceptions.h"
+
+namespace nvfuser {
+
+namespace {
+// Half/BFloat16 gradients are summed in Float, as ATen's CUDA kernel does.
+at::ScalarType accumulateType(at::ScalarType t) {
+  return t == at::kHalf || t == at::kBFloat16 ? at::kFloat : t;
+}
+}  // namespace
+
+void checkEmbeddingBackwardArgs(const at::Tensor& grad,
+                                const at::Tensor& indices, int64_t numWeights) {
+  const char* op = "embedding_dense_backward: ";
+  NVF_CHECK(grad.defined() && indices.defined(), op,
+            "grad_output and indices must be tensors");
+  NVF_CHECK(
+      indices.scalar_type() == at::kLong || indices.scalar_type() == at::kInt,
+      op, "indices must be an int32 or int64 tensor, got ",
+      c10::toString(indices.scalar_type()));
+  // Symbolic sizes (a fake tensor's, in the meta kernel) compare too.
+  const c10::SymIntArrayRef gradSizes = grad.sym_sizes();
+  const c10::SymIntArrayRef idSizes = indices.sym_sizes();
+  NVF_CHECK(grad.dim() == indices.dim() + 1, op, "grad_output ", gradSizes,
+            " must have one dim more than indices ", idSizes,
+            " (the embedding dim)");
+  NVF_CHECK(gradSizes.slice(0, idSizes.size()) == idSizes, op, "grad_output ",
+            gradSizes, " must be indices' sizes ", idSizes,
+            " followed by the embedding dim");
+  NVF_CHECK(grad.device() == indices.device(), op, "grad_output is on ",
+            grad.device(), ", indices on ", indices.device());
+  NVF_CHECK(numWeights >= 0, op, "num_weights must not be negative, got ",
+            numWeights);
+}
+
+at::Tensor embeddingBackwardByTouchedRows(const at::Tensor& grad,
+                                          const at::Tensor& indices,
+                                          int64_t numWeights,
+                                          int64_t paddingIdx) {
+  checkEmbeddingBackwardArgs(grad, indices, numWeights);
+  const int64_t dim = grad.size(-1);
+  // index_fill_ and index_copy_ take int64 ids only.
+  const at::Tensor ids = indices.reshape({-1}).to(at::kLong);
+  const at::Tensor rows = grad.reshape({ids.numel(), dim});  // dim may be 0
+  const at::ScalarType acc = accumulateType(grad.scalar_type());
+  at::Tensor out = at::zeros({numWeights, dim}, grad.options());
+  if (acc == grad.scalar_type()) {
+    // Nothing to round: the sums go straight into the zeroed gradient.
+    out.index_add_(0, ids, rows);
+  } else {
+    // Only the touched rows of `sums` are zeroed, summed into and read.
+    at::Tensor sums = at::empty({numWeights, dim}, grad.options().dtype(acc));
+    sums.index_fill_(0, ids, 0);
+    sums.index_add_(0, ids, rows.to(acc));
+    // A repeated id copies the same rounded sum again.
+    out.index_copy_(0, ids, sums.index_select(0, ids).to(grad.scalar_type()));
+  }
+  if (paddingIdx >= 0 && paddingIdx < numWeights) {
+    out.select(0, paddingIdx).zero_();  // ATen skips the padding row's ids
+  }
+  return out;
+}
+
+at::Tensor embeddingDenseBackward(const at::Tensor& grad,
+                                  const at::Tensor& indices, int64_t numWeights,
+                                  int64_t paddingIdx, bool scaleGradByFreq) {
+  checkEmbeddingBackwardArgs(grad, indices, numWeights);
+  // index_add_'s atomics sum in any order: deterministic mode keeps ATen's
+  // sorted kernel, as does scaling by frequency (it needs the counts).
+  const bool touchedRows = grad.is_cuda() && !scaleGradByFreq &&
+                           !at::globalContext().deterministicAlgorithms();
+  if (touchedRows) {
+    return embeddingBackwardByTouchedRows(grad, indices, numWeights,
+                                          paddingIdx);
+  }
+  return at::embedding_dense_backward(grad, indices, numWeights, paddingIdx,
+                                      scaleGradByFreq);
+}
+
+}  // namespace nvfuser
