@@ -351,6 +351,45 @@ def test_mistral_transposed_output_keeps_eager_strides(kernels, monkeypatch):
     assert not bad, bad
 
 
+def _no_op_outputs_of_computed_values(fd, inputs):
+    """The fusion outputs that no_op groups make views of values a kernel
+    computed (their layout is the kernel's row-major one)."""
+    text = fd._fusion.segmentation_for(inputs, [], [])["text"]
+    found = []
+    for group in text.split("\ng{")[1:]:
+        if group.startswith("(no_op") and "permute(" in group:
+            found += re.findall(r"(T\d+)_g_\w+\[[^\n]*\n\s+= permute",
+                                group)
+    return found
+
+
+def test_an_output_also_used_in_the_region_is_written_in_its_layout():
+    # Llama's q after RoPE: eager keeps its input's [b, t, h, d] memory,
+    # attention (here a matmul) reads it in the region, and the backward
+    # saves it. The kernel wrote it row-major for the matmul and the
+    # segmenter returned the promised transpose as a view of that, so the
+    # layout check copied it on every call (two ATen transposing copies,
+    # 26 us each, in a Llama forward on the H200). Now the kernel writes
+    # the promised layout and the matmul reads it through a view.
+    a, w = _bthd(), torch.randn(16, 16)
+
+    def f(a, w):
+        y = torch.sin(a) * 2
+        return y, y @ w
+    gm, c = compiled_make_fx(f, [a, w])
+    assert not c.nvfuser_unsupported and len(c.nvfuser_regions) == 1
+    region = getattr(c, c.nvfuser_regions[0])
+    (plan,) = region.layouts[:1]
+    assert plan.order == [0, 2, 1, 3]
+    inputs = [a, w]
+    assert not _no_op_outputs_of_computed_values(region.fd, inputs)
+    got, want = c(a, w), f(a, w)
+    for g, wt in zip(got, want):
+        torch.testing.assert_close(g, wt)
+        assert g.stride() == wt.stride()
+    assert region.layout_copies == 0
+
+
 @pytest.mark.parametrize("kernels", ["aten", "row_major"])
 def test_expanded_and_sliced_outputs_keep_eager_strides(kernels,
                                                         monkeypatch):

@@ -106,6 +106,15 @@ class OutputLayout:
             t = fd.ops.permute(t, self.order)
         return t
 
+    def in_region_value(self, fd, laid_out):
+        """What the region's own ops read for an output fusion_output laid
+        out early (partition._early_layouts): the promised layout seen in
+        the node's dims again, a permute the segmenter keeps a view."""
+        if self.order is None or self.expanded:
+            raise ValueError("only a permuted dense layout is laid out "
+                             "early")
+        return fd.ops.permute(laid_out, self.inverse)
+
     # ---- the run-time side -----------------------------------------------
     def finish(self, out):
         """The fusion's output as a tensor with the promised sizes,

@@ -313,6 +313,35 @@ def _same_value(a, b):
     return _value_key(a) == _value_key(b)
 
 
+def _early_layouts(nodes, values_by_name):
+    """{output node: OutputLayout} for the computed region outputs whose
+    promised strides are a permutation of a dense layout. Such a value is
+    written once, in the promised layout, when its node is translated, and
+    the region's own ops read it through the inverse permute: a kernel
+    that wrote it row-major for an op in the region (attention reads the
+    q a RoPE kernel computes) and permuted for the output would write a
+    transpose next to the value, which the segmenter returns as a view
+    (viewOutputsStayViews), and the layout check then copies it."""
+    out = nodes[-1].args[0] if nodes and nodes[-1].op == "output" else ()
+    out = out if isinstance(out, (tuple, list)) else [out]
+    early = {}
+    for o in out:
+        if not isinstance(o, torch.fx.Node) or o in early or \
+                o.op not in ("call_function", "call_method") or \
+                view_chain(o) is not None:
+            continue
+        v = values_by_name.get(o.name)
+        if not isinstance(v, torch.Tensor):
+            continue
+        try:
+            plan = OutputLayout(v, o.name)
+        except Unsupported:
+            continue  # the output node raises it again, as before
+        if plan.order is not None and not plan.expanded:
+            early[o] = plan
+    return early
+
+
 class FusionRegion(torch.nn.Module):
     """One region of the graph as a FusionDefinition, translated for the
     recorded sizes (they are baked in). A call whose tensor inputs differ
@@ -358,6 +387,10 @@ class FusionRegion(torch.nn.Module):
         # value).
         outputs = []
         nodes = list(gm.graph.nodes)
+        early = _early_layouts(nodes, values_by_name)
+        # Output node -> the tensor the fusion outputs for it, where its
+        # layout was laid out when the node was translated.
+        laid_out = {}
         with FusionDefinition() as fd:
             ctx = _TranslationContext(fd, {})
             for n in nodes:
@@ -380,6 +413,9 @@ class FusionRegion(torch.nn.Module):
                     env[n] = translate_checked(ctx, n, list(args),
                                                dict(kwargs))
                     # (a tuple for split: read by getitems)
+                    if n in early and isinstance(env[n], Tensor):
+                        laid_out[n] = early[n].fusion_output(fd, env[n])
+                        env[n] = early[n].in_region_value(fd, laid_out[n])
                 elif n.op == "output":
                     outs = n.args[0]
                     outs = outs if isinstance(outs, (tuple, list)) else [outs]
@@ -392,6 +428,11 @@ class FusionRegion(torch.nn.Module):
                             # No kernel: the view ops replayed on the input.
                             outputs.append(("view", (inputs.index(view[0]),
                                                      view[1])))
+                        elif o in laid_out:
+                            plan = early[o]
+                            fd.add_output(laid_out[o])
+                            outputs.append(("tensor", (tensors, plan)))
+                            tensors += 1
                         elif isinstance(env[o], Tensor):
                             plan = OutputLayout(ctx.values[o], o.name)
                             fd.add_output(plan.fusion_output(fd, env[o]))
