@@ -2,6 +2,8 @@
 the layout contract (every region output has the sizes and strides eager
 gives the same node)."""
 
+import re
+
 import torch
 
 from nvfuser.fx.partition import FusionRegion, record_values
@@ -79,3 +81,35 @@ def row_major_kernels(monkeypatch):
         def dense(self, inputs, _run=run, **kwargs):
             return [o.contiguous() for o in _run(self, inputs, **kwargs)]
         monkeypatch.setattr(FusionDefinition, name, dense)
+
+
+_KERNELS = ("pointwise", "reduction", "inner_persistent")
+
+
+def transposed_outputs_left_as_views(region):
+    """The region's fusion outputs promised in a permuted dense layout
+    (OutputLayout.order) that its last execute returned as a no_op view of
+    a value a kernel computed: the kernel wrote that value row-major, so
+    the layout check copies the view on every call. [] after the region
+    laid them out where they are computed (partition._early_layouts)."""
+    fd = region.fd
+    seg = fd.last_segmentation()
+    concrete = fd.last_concrete_ir() or ""
+    if seg is None:
+        return []
+    names = re.findall(r"^\s+(T\d+)_", concrete.split("Outputs:")[1].split(
+        "\n\n")[0], re.M) if "Outputs:" in concrete else []
+    made_by = {}
+    for g in seg["groups"]:
+        for o in g["outputs"]:
+            made_by[o] = g
+    found = []
+    for name, plan in zip(names, region.layouts):
+        g = made_by.get(name)
+        if plan.order is None or g is None or \
+                not g["scheduler"].startswith("no_op"):
+            continue
+        if any(made_by.get(i, {}).get("scheduler", "").startswith(_KERNELS)
+               for i in g["inputs"]):
+            found.append(plan.name)
+    return found

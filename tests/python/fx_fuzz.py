@@ -19,7 +19,9 @@ program runs in eager. ``run_case(seed)`` traces the program
 (``symbolic_trace`` or ``make_fx``), compiles it, checks that compiling left the example inputs
 alone, and compares outputs and the inputs the program writes to with
 eager: exactly for integer and bool results, with a tolerance by dtype for
-floating ones. A mismatch raises ``FuzzFailure`` whose message holds the
+floating ones, and that no region returns an output it promises
+transposed as a view of a row-major kernel output (a layout copy every
+call: ``fx_check.transposed_outputs_left_as_views``). A mismatch raises ``FuzzFailure`` whose message holds the
 seed and the program.
 
     python tests/python/fx_fuzz.py 0 500     # seeds 0..499
@@ -42,6 +44,9 @@ import torch.nn.functional as F  # noqa: N812 (the generated code uses F)
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from nvfuser.fx import compile_graph
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fx_check import transposed_outputs_left_as_views  # noqa: E402
 
 DTYPES = (torch.float32, torch.float64, torch.float16, torch.int64,
           torch.int32, torch.bool)
@@ -442,6 +447,21 @@ def _inplace(b, rng, setitem):
         index=_index(rng, list(b.value(x).shape))))
 
 
+def _matmul(b, rng):
+    """A matmul of a value by its transpose: an expr_eval segment reading
+    a computed value, as attention reads Llama's q (eager keeps a
+    transposed operand's layout in the ops after it, so such a value may
+    be promised transposed)."""
+    names = [n for n in b.tensors
+             if b.env[n].dim() >= 2 and b.env[n].is_floating_point()]
+    if not names:
+        return None
+    x = rng.choice(names)
+    if rng.random() < 0.5:  # a value computed from a transpose
+        x = b.add("%s.transpose(-1, -2) * %s" % (x, _scalar(rng))) or x
+    return b.add("torch.matmul(%s, %s.transpose(-1, -2))" % (x, x))
+
+
 _STEPS = ((_unary, 3), (_binary, 6), (_reduction, 2), (_view, 3),
           (_cast, 1), (_where, 1), (_factory, 1), (_shift, 1),
           (_addcmul, 1))
@@ -472,6 +492,11 @@ def generate(seed):
             _inplace(b, rng, setitem=tracer == "make_fx")
         else:
             rng.choices(steps, weights)[0](b, rng)
+    # Its own generator, so the programs of seeds without it stay as they
+    # were before it was added.
+    extra = random.Random(seed + 11_000_003)
+    if extra.random() < 0.25:
+        _matmul(b, extra)
     made = [n for n in b.tensors if n.startswith("v")]
     outputs = made[-rng.randint(1, 2):] if made else []
     outputs += rng.sample(b.tensors, min(len(b.tensors), rng.randint(0, 1)))
@@ -635,6 +660,12 @@ def run_case(case, device=None):
     want = case.fn(*eager_in, *case.values())
     _check_tracer(case, gm, want, eager_in)
     _compare(case, compiled, want, eager_in, fail)
+    for name in compiled.nvfuser_regions:
+        left = transposed_outputs_left_as_views(getattr(compiled, name))
+        if left:
+            fail("region %s returns %s, promised transposed, as views of "
+                 "row-major kernel outputs (a layout copy every call)" %
+                 (name, left))
     compiled.twins_checked = bool(case.scalars) and _check_twins(
         case, compiled, fail)
     return compiled

@@ -57,6 +57,17 @@ def test_the_fuzzer_finds_a_variant_reused_for_an_equal_number(monkeypatch):
     assert found and "with numbers" in found, found
 
 
+def test_the_fuzzer_finds_an_output_left_as_a_view_of_its_transpose(
+        monkeypatch):
+    # Session 25's bug, planted again: a region output promised
+    # transposed that a matmul in the region also reads was written
+    # row-major, returned as a view and copied by the layout check.
+    from nvfuser.fx import partition
+    monkeypatch.setattr(partition, "_early_layouts", lambda *a: {})
+    found = first_failure(range(100))
+    assert found and "promised transposed" in found, found
+
+
 def test_some_cases_take_numbers_as_graph_inputs():
     stats = fx_fuzz.run(range(0, 100))
     assert stats.twins >= 5 and not stats.failures

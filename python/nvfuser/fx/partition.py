@@ -414,7 +414,10 @@ class FusionRegion(torch.nn.Module):
                                                dict(kwargs))
                     # (a tuple for split: read by getitems)
                     if n in early and isinstance(env[n], Tensor):
-                        laid_out[n] = early[n].fusion_output(fd, env[n])
+                        # A copy, not a view op: the segmenter cannot
+                        # return it as a view of the row-major value.
+                        laid_out[n] = fd.ops.set(
+                            early[n].fusion_output(fd, env[n]))
                         env[n] = early[n].in_region_value(fd, laid_out[n])
                 elif n.op == "output":
                     outs = n.args[0]
