@@ -103,6 +103,10 @@ def transposed_outputs_left_as_views(region):
     for g in seg["groups"]:
         for o in g["outputs"]:
             made_by[o] = g
+    if len(names) != len(region.layouts):
+        raise AssertionError("the concrete IR lists %d outputs, the region "
+                             "has %d tensor outputs (has its format "
+                             "changed?)" % (len(names), len(region.layouts)))
     found = []
     for name, plan in zip(names, region.layouts):
         g = made_by.get(name)

@@ -377,6 +377,21 @@ def test_an_output_also_used_in_the_region_is_written_in_its_layout():
     assert region.layout_copies == 0
 
 
+def test_only_outputs_the_region_reads_are_laid_out_early():
+    # An output nothing in the region reads keeps the plain plan (its
+    # permute as the fusion output, no extra copy op).
+    from nvfuser.fx.partition import _early_layouts
+    a, w = _bthd(), torch.randn(16, 16)
+    for f, early in ((lambda a, w: (torch.sin(a) * 2,), 0),
+                     (lambda a, w: (torch.sin(a) * 2, (torch.sin(a) * 2) @ w),
+                      0),
+                     (lambda a, w: (lambda y: (y, y @ w))(torch.sin(a) * 2),
+                      1)):
+        gm = make_fx(f)(a, w)
+        values = {n.name: v for n, v in record_values(gm, [a, w]).items()}
+        assert len(_early_layouts(list(gm.graph.nodes), values)) == early
+
+
 @pytest.mark.parametrize("kernels", ["aten", "row_major"])
 def test_expanded_and_sliced_outputs_keep_eager_strides(kernels,
                                                         monkeypatch):

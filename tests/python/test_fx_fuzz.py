@@ -59,7 +59,7 @@ def test_the_fuzzer_finds_a_variant_reused_for_an_equal_number(monkeypatch):
 
 def test_the_fuzzer_finds_an_output_left_as_a_view_of_its_transpose(
         monkeypatch):
-    # Session 25's bug, planted again: a region output promised
+    # The bug e84a5bf fixed, planted again: a region output promised
     # transposed that a matmul in the region also reads was written
     # row-major, returned as a view and copied by the layout check.
     from nvfuser.fx import partition

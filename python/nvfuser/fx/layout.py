@@ -10,7 +10,9 @@ ATen give ATen's layouts. So every region output is planned here:
 * promised strides that are a permutation of a dense layout: the fusion
   outputs ``permute(t, order)`` (outermost dim first), which a kernel
   writes row-major, and the region returns ``out.permute(inverse)``, a
-  free view with the promised strides;
+  free view with the promised strides (an output the region's own ops
+  read too is laid out so where it is computed and they read the inverse
+  permute: partition._early_layouts);
 * expanded dims (stride 0): the fusion outputs one slice along them (less
   to write) and the region expands it back;
 * anything else (gaps between elements, as a slice of a larger tensor

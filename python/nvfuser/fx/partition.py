@@ -328,8 +328,9 @@ def _early_layouts(nodes, values_by_name):
     for o in out:
         if not isinstance(o, torch.fx.Node) or o in early or \
                 o.op not in ("call_function", "call_method") or \
-                view_chain(o) is not None:
-            continue
+                view_chain(o) is not None or \
+                all(u.op == "output" for u in o.users):
+            continue  # (nothing in the region reads it: laid out as before)
         v = values_by_name.get(o.name)
         if not isinstance(v, torch.Tensor):
             continue
