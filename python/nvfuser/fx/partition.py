@@ -432,14 +432,13 @@ class FusionRegion(torch.nn.Module):
                             # No kernel: the view ops replayed on the input.
                             outputs.append(("view", (inputs.index(view[0]),
                                                      view[1])))
-                        elif o in laid_out:
-                            plan = early[o]
-                            fd.add_output(laid_out[o])
-                            outputs.append(("tensor", (tensors, plan)))
-                            tensors += 1
                         elif isinstance(env[o], Tensor):
-                            plan = OutputLayout(ctx.values[o], o.name)
-                            fd.add_output(plan.fusion_output(fd, env[o]))
+                            if o in laid_out:
+                                plan, t = early[o], laid_out[o]
+                            else:
+                                plan = OutputLayout(ctx.values[o], o.name)
+                                t = plan.fusion_output(fd, env[o])
+                            fd.add_output(t)
                             outputs.append(("tensor", (tensors, plan)))
                             tensors += 1
                         else:
