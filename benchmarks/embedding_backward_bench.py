@@ -1,11 +1,14 @@
 """GPU benchmark of the embedding's weight gradient, bf16: ATen's
 aten.embedding_dense_backward (a bf16 fill of the whole gradient, a radix
 sort of the ids, per-segment sums), ours (nvfuser::embedding_dense_backward:
-Float atomics into the touched rows only, csrc/runtime/embedding_backward.h)
+Float atomics into one row per id, csrc/runtime/embedding_backward.h)
 and Inductor's (torch.compile of a function calling the ATen operator:
 Float zeros, atomic scatter-add, cast). Each timed by bench_utils.measure
 (event median with the L2 flushed; kernel time and kernels per call from
-the profiler), with its largest difference from ATen's result. Prints a
+the profiler), with its largest difference from ATen's result and the
+memory one call allocates above its inputs (peak MB, output included).
+Ids are uniform, or skewed: half of them one id (a padding or BOS token),
+where atomics on one row contend. Prints a
 Markdown table and writes JSON. On a machine without a GPU it says so and
 exits 0.
 
@@ -52,19 +55,39 @@ def _implementations(vocab):
     return impls
 
 
-def _bench_size(vocab, hidden, n_ids, reps):
+def _ids(vocab, n_ids, skewed):
+    ids = torch.randint(0, vocab, (2, n_ids // 2), device="cuda")
+    if skewed:
+        ids[:, ::2] = 0
+    return ids
+
+
+def _peak_mb(fn):
+    """MB one call allocates above what was allocated before it."""
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    fn()
+    torch.cuda.synchronize()
+    return (torch.cuda.max_memory_allocated() - before) / 2**20
+
+
+def _bench_size(vocab, hidden, n_ids, skewed, reps):
     torch.manual_seed(0)
     grad = torch.randn(2, n_ids // 2, hidden, device="cuda",
                        dtype=torch.bfloat16)
-    ids = torch.randint(0, vocab, (2, n_ids // 2), device="cuda")
+    ids = _ids(vocab, n_ids, skewed)
     want = ATEN(grad, ids, vocab, -1, False).float()
     rows = []
     for name, fn in _implementations(vocab).items():
-        row = dict(size="%d x %d, %d ids" % (vocab, hidden, n_ids),
-                   impl=name)
+        row = dict(size="%d x %d, %d %s ids" % (
+            vocab, hidden, n_ids, "skewed" if skewed else "uniform"),
+            impl=name)
         try:
             got = fn(grad, ids).float()
             row["max_abs_diff"] = (got - want).abs().max().item()
+            del got
+            row["peak_mb"] = _peak_mb(lambda: fn(grad, ids))
             row.update(measure(lambda: fn(grad, ids), reps=reps))
         except Exception as e:  # noqa: BLE001 (a row says what failed)
             row.update(error_info(e))
@@ -75,11 +98,12 @@ def _bench_size(vocab, hidden, n_ids, reps):
 
 def _table(rows):
     lines = ["| size | implementation | ms (kernel ms, kernels) | "
-             "max abs diff vs ATen |", "|---|---|---|---|"]
+             "peak MB | max abs diff vs ATen |", "|---|---|---|---|---|"]
     for r in rows:
-        diff = r.get("max_abs_diff")
-        lines.append("| %s | %s | %s | %s |" % (
+        diff, peak = r.get("max_abs_diff"), r.get("peak_mb")
+        lines.append("| %s | %s | %s | %s | %s |" % (
             r["size"], r["impl"], fmt_measure(r, digits=4),
+            "-" if peak is None else "%.0f" % peak,
             "-" if diff is None else "%.3g" % diff))
     return "\n".join(lines)
 
@@ -94,7 +118,8 @@ def main():
         return
     rows = []
     for vocab, hidden, n_ids in SIZES:
-        rows += _bench_size(vocab, hidden, n_ids, args.reps)
+        for skewed in (False, True):
+            rows += _bench_size(vocab, hidden, n_ids, skewed, args.reps)
     print("\n%s, torch %s, bf16\n" % (torch.cuda.get_device_name(),
                                        torch.__version__))
     print(_table(rows))

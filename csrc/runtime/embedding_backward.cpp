@@ -20,15 +20,13 @@ void checkEmbeddingBackwardArgs(const at::Tensor& grad,
       indices.scalar_type() == at::kLong || indices.scalar_type() == at::kInt,
       op, "indices must be an int32 or int64 tensor, got ",
       c10::toString(indices.scalar_type()));
-  // Symbolic sizes (a fake tensor's, in the meta kernel) compare too.
-  const c10::SymIntArrayRef gradSizes = grad.sym_sizes();
-  const c10::SymIntArrayRef idSizes = indices.sym_sizes();
-  NVF_CHECK(grad.dim() == indices.dim() + 1, op, "grad_output ", gradSizes,
-            " must have one dim more than indices ", idSizes,
-            " (the embedding dim)");
-  NVF_CHECK(gradSizes.slice(0, idSizes.size()) == idSizes, op, "grad_output ",
-            gradSizes, " must be indices' sizes ", idSizes,
-            " followed by the embedding dim");
+  // ATen's contract: grad viewed as [indices.numel(), D] (D = its last
+  // dim). Symbolic sizes (a fake tensor's, in the meta kernel) compare too.
+  NVF_CHECK(grad.dim() >= 1, op, "grad_output must have the embedding dim");
+  const c10::SymInt& dim = grad.sym_sizes().back();
+  NVF_CHECK(grad.sym_numel() == indices.sym_numel() * dim, op, "grad_output ",
+            grad.sym_sizes(), " must hold one row of its last dim per index (",
+            indices.sym_numel(), " indices)");
   NVF_CHECK(grad.device() == indices.device(), op, "grad_output is on ",
             grad.device(), ", indices on ", indices.device());
   NVF_CHECK(numWeights >= 0, op, "num_weights must not be negative, got ",
@@ -50,12 +48,18 @@ at::Tensor embeddingBackwardByTouchedRows(const at::Tensor& grad,
     // Nothing to round: the sums go straight into the zeroed gradient.
     out.index_add_(0, ids, rows);
   } else {
-    // Only the touched rows of `sums` are zeroed, summed into and read.
-    at::Tensor sums = at::empty({numWeights, dim}, grad.options().dtype(acc));
-    sums.index_fill_(0, ids, 0);
-    sums.index_add_(0, ids, rows.to(acc));
+    // Each touched id gets a slot, the position of one of its occurrences
+    // (whichever copy lands last), so the Float sums take one row per id
+    // rather than a row per table entry, and only slotOfId's touched
+    // entries are written or read.
+    const int64_t count = ids.numel();
+    at::Tensor slotOfId = at::empty({numWeights}, ids.options());
+    slotOfId.index_copy_(0, ids, at::arange(count, ids.options()));
+    const at::Tensor slots = slotOfId.index_select(0, ids);
+    at::Tensor sums = at::zeros({count, dim}, grad.options().dtype(acc));
+    sums.index_add_(0, slots, rows.to(acc));
     // A repeated id copies the same rounded sum again.
-    out.index_copy_(0, ids, sums.index_select(0, ids).to(grad.scalar_type()));
+    out.index_copy_(0, ids, sums.index_select(0, slots).to(grad.scalar_type()));
   }
   if (paddingIdx >= 0 && paddingIdx < numWeights) {
     out.select(0, paddingIdx).zero_();  // ATen skips the padding row's ids

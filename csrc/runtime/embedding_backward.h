@@ -13,9 +13,10 @@
 
 namespace nvfuser {
 
-// Raises ValueError (NVF_CHECK) unless grad is [..., D] with
-// grad.shape[:-1] == indices.shape, indices are int32 or int64 on grad's
-// device and numWeights >= 0, as ATen's callers always pass them.
+// Raises ValueError (NVF_CHECK) unless grad is [..., D] holding one row
+// per index (ATen's view of it as [indices.numel(), D]), indices are int32 or
+// int64 on grad's device and numWeights >= 0, as ATen's callers always pass
+// them.
 void checkEmbeddingBackwardArgs(const at::Tensor& grad,
                                 const at::Tensor& indices, int64_t numWeights);
 

@@ -48,11 +48,19 @@ def test_meta_and_fake_tensors_get_the_shape():
     assert type(out).__name__ == "FakeTensor" and out.shape == (7, 3)
 
 
+def test_a_grad_with_one_row_per_id_in_any_shape_is_taken_as_aten_takes_it():
+    ids = torch.tensor([[1, 3, 1], [0, 3, 1]])
+    grad = torch.randn(6, 4)
+    assert torch.equal(OURS(grad, ids, 5, -1, False),
+                       torch.ops.aten.embedding_dense_backward(
+                           grad, ids, 5, -1, False))
+
+
 @pytest.mark.parametrize("grad_shape,ids,message", [
-    ((2, 3), torch.zeros(2, 3, dtype=torch.int64), "one dim more"),
-    ((6, 4), torch.zeros(2, 3, dtype=torch.int64), "one dim more"),
+    ((2, 3), torch.zeros(2, 3, dtype=torch.int64), "per index (6 indices)"),
+    ((), torch.zeros(1, dtype=torch.int64), "the embedding dim"),
     ((2, 4, 4), torch.zeros(2, 3, dtype=torch.int64),
-     "must be indices' sizes [2, 3]"),
+     "per index (6 indices)"),
     ((2, 3, 4), torch.zeros(2, 3), "int32 or int64"),
 ])
 def test_bad_arguments_raise(grad_shape, ids, message):

@@ -601,6 +601,24 @@ def test_embedding_backward_by_touched_rows_on_gpu(dtype, ids_dtype, n_ids):
                        _EMB_ATEN(grad, ids, 5000, 3, True))
 
 
+def test_embedding_backward_allocates_no_float_table_on_gpu():
+    # The Float sums take one row per id, not one per table entry: a bf16
+    # call allocates its bf16 gradient and about the ids' rows in Float
+    # (the rows cast, the sums), never 4 bytes per table element.
+    vocab, dim, n_ids = 100_000, 256, 512
+    grad = torch.randn(n_ids, dim, device="cuda", dtype=torch.bfloat16)
+    ids = torch.randint(0, vocab, (n_ids,), device="cuda")
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    out = _EMB_OURS(grad, ids, vocab, -1, False)
+    torch.cuda.synchronize()
+    extra = torch.cuda.max_memory_allocated() - before - out.nbytes
+    assert extra < 8 * n_ids * dim + (8 << 20), extra  # table: 102 MB
+    torch.testing.assert_close(out.float(), _EMB_ATEN(
+        grad, ids, vocab, -1, False).float(), rtol=1e-2, atol=1e-2)
+
+
 def test_embedding_backward_in_deterministic_mode_is_atens_on_gpu():
     # index_add_'s atomics are not deterministic: in deterministic mode the
     # operator calls ATen's sorted kernel, bit for bit its result.
