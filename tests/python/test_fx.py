@@ -2,6 +2,8 @@
 graphs and functorch aot_function graphs (forward and backward), numerics
 against eager; the torch.compile path where dynamo exists."""
 
+import operator
+
 import pytest
 import torch
 import torch.fx
@@ -407,3 +409,24 @@ def test_torch_compile_backend():
     for o, r in zip(outs, m(*inputs)):
         torch.testing.assert_close(o, r)
     sum(o.sum() for o in outs).backward()
+
+
+def test_a_regions_inputs_come_in_graph_order_in_every_compile():
+    # Twelve independent readers of twelve inputs: torch 1.13's Partition
+    # keeps a region's nodes in a set, and its fuse takes the inputs in the
+    # order it meets their readers, so the order (the printed definition,
+    # the kernel cache's keys) changed from compile to compile.
+    g = torch.fx.Graph()
+    xs = [g.placeholder("x%d" % i) for i in range(12)]
+    total = g.call_function(torch.sin, (xs[0],))
+    for x in xs[1:]:
+        total = g.call_function(operator.add,
+                                (total, g.call_function(torch.sin, (x,))))
+    g.output(total)
+    gm = torch.fx.GraphModule(torch.nn.Module(), g)
+    inputs = [torch.randn(4) for _ in xs]
+    for _ in range(6):
+        c = compile_graph(gm, inputs)
+        torch.testing.assert_close(c(*inputs), sum(map(torch.sin, inputs)))
+        (call,) = [n for n in c.graph.nodes if n.op == "call_module"]
+        assert [a.name for a in call.args] == [x.name for x in xs]

@@ -670,6 +670,13 @@ def _compile(gm, values):
     for n in gm.graph.nodes:
         if n.op == "placeholder":
             by_name[n.name] = values.get(n)
+    for p in partitions:
+        # Graph order: torch's fuse takes a region's inputs in the order it
+        # meets their readers, and Partition.nodes is a set in torch 1.13
+        # (its order changes from run to run, and so would the printed
+        # definition and the kernel cache's keys).
+        p.nodes = dict.fromkeys(sorted(p.nodes,
+                                       key=analysis.position.__getitem__))
     fused = partitioner.fuse_partitions(partitions)
     subs = {n.target: getattr(fused, n.target) for n in fused.graph.nodes
             if n.op == "call_module" and n.target.startswith("fused_")}
