@@ -54,7 +54,11 @@ for STEP in tests fx_tests demo pointwise norm embedding fx_backend rope rope_ke
   want "${ARGS[@]}" || continue
   case "$STEP" in
     tests)
-      step tests 240 "$PY" -m pytest -q -rs tests/python/test_gpu.py
+      # With the CPU tests that mean more on the device's newer torch:
+      # the operator's meta kernel under fake tensors, library fragments.
+      step tests 240 "$PY" -m pytest -q -rs tests/python/test_gpu.py \
+        tests/python/test_embedding_backward_op.py \
+        tests/python/test_aten_call.py
       tail -n 2 "$OUT_DIR/tests.log" ;;
     fx_tests)
       step fx_tests 180 "$PY" -m pytest -q -p no:logging tests/python/test_fx.py \

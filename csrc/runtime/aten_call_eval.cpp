@@ -9,6 +9,7 @@
 #include "analysis/tensor_shape.h"
 #include "exceptions.h"
 #include "runtime/runtime_args.h"
+#include "runtime/torch_operators.h"
 
 namespace nvfuser {
 
@@ -37,7 +38,7 @@ c10::OperatorHandle findOperator(const AtenCallOp& e) {
 // checked once (a call is on every step); others each time: a library
 // registered from Python may be gone.
 c10::OperatorHandle lookup(const AtenCallOp& e) {
-  if (e.op().rfind("aten::", 0) != 0 && e.op().rfind("nvfuser::", 0) != 0) {
+  if (e.op().rfind("aten::", 0) != 0 && !isOwnTorchOperator(e.op())) {
     return findOperator(e);
   }
   static std::mutex mutex;

@@ -11,6 +11,11 @@ namespace nvfuser {
 
 void linkTorchOperators() {}
 
+bool isOwnTorchOperator(const std::string& qualifiedName) {
+  const std::string name = qualifiedName.substr(0, qualifiedName.find('.'));
+  return name == "nvfuser::embedding_dense_backward";
+}
+
 namespace {
 // The result's shape and dtype alone, for tracing with fake tensors
 // (symbolic sizes stay symbolic).

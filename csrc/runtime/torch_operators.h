@@ -5,7 +5,14 @@
 //   (runtime/embedding_backward.h), with a meta kernel for fake tensors.
 #pragma once
 
+#include <string>
+
 namespace nvfuser {
+
+// Whether "ns::name[.overload]" names an operator above: those are
+// registered for the life of the process (a Python library fragment's
+// nvfuser:: operator may be dropped again).
+bool isOwnTorchOperator(const std::string& qualifiedName);
 
 // Does nothing: the registration runs when the object file is loaded, and
 // a static library's object file is linked in only when something calls
