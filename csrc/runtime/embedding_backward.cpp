@@ -23,7 +23,7 @@ void checkEmbeddingBackwardArgs(const at::Tensor& grad,
   // ATen's contract: grad viewed as [indices.numel(), D] (D = its last
   // dim). Symbolic sizes (a fake tensor's, in the meta kernel) compare too.
   NVF_CHECK(grad.dim() >= 1, op, "grad_output must have the embedding dim");
-  const c10::SymInt& dim = grad.sym_sizes().back();
+  const c10::SymInt dim = grad.sym_sizes().back();
   NVF_CHECK(grad.sym_numel() == indices.sym_numel() * dim, op, "grad_output ",
             grad.sym_sizes(), " must hold one row of its last dim per index (",
             indices.sym_numel(), " indices)");
