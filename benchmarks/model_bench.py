@@ -64,6 +64,7 @@ sys.path.insert(0, HERE)
 from bench_utils import (dynamo_stats, error_info,  # noqa: E402
                          fresh_compile, kernel_breakdown, kernel_launchers,
                          measure, reset_dynamo, sanity_warnings)
+from gpu_gaps import print_gaps  # noqa: E402
 # The report's names, also read as model_bench.X by the tests.
 from model_bench_report import (KIND_NAMES, KINDS, _short,  # noqa: E402,F401
                                 by_kind, kind_of, markdown, write)
@@ -390,8 +391,8 @@ def _first_step(step, model, r, ref, cuda):
 
 
 def _train_extras(step, a, r, cuda):
-    """What --breakdown, --host-profile and --launchers ask of the train
-    step of r's case."""
+    """What --breakdown, --host-profile, --launchers and --gaps ask of the
+    train step of r's case."""
     backend = r["backend"]
     if a.breakdown and cuda:
         r["breakdown"] = kernel_breakdown(step, reps=3)[:a.breakdown]
@@ -402,6 +403,8 @@ def _train_extras(step, a, r, cuda):
                 step, a.launchers.split(",")):
             print("[launcher] %s: %s <- %s %s <- %s" % (
                 backend, k, op, shapes, " <- ".join(chain)), flush=True)
+    if a.gaps and cuda:
+        print_gaps("%s %s" % (r["model"], backend), step, top=a.gaps)
 
 
 def _inference(cm, ids, a, r, ref, cuda):
@@ -593,7 +596,8 @@ def child_argv(a, model, json_path, md_path):
             "--dynamic-backends", ",".join(a.dynamic_backends),
             "--warmup", str(a.warmup), "--kernel-reps", str(a.kernel_reps),
             "--breakdown", str(a.breakdown), "--device", a.device,
-            "--launchers", a.launchers, "--host-profile", str(a.host_profile)]
+            "--launchers", a.launchers, "--host-profile", str(a.host_profile),
+            "--gaps", str(a.gaps)]
     for k in SIZES["full"]:
         argv += ["--" + k.replace("_", "-"), str(getattr(a, k))]
     if a.capture:
@@ -672,6 +676,11 @@ def parse(argv=None):
                    "op (with input shapes) that launched each such kernel "
                    "of each compiled backend's train step, e.g. "
                    "direct_copy,FillFunctor")
+    p.add_argument("--gaps", type=int, default=0, metavar="N",
+                   help="print the N longest stretches in which the GPU "
+                   "waited during each backend's train step, with the op "
+                   "whose launch came late, and the host's blocking CUDA "
+                   "calls (benchmarks/gpu_gaps.py)")
     p.add_argument("--breakdown", type=int, default=0, metavar="N",
                    help="top N kernels of each backend's train step")
     p.add_argument("--md", default=os.path.join(HERE, "results",

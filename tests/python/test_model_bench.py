@@ -137,3 +137,35 @@ def test_command_line():
     assert b.child and b.models == ["llama"] and b.hidden == 256
     with pytest.raises(SystemExit):
         mb.parse(["--models", "no_such_model"])
+
+
+def test_gpu_gaps_names_the_late_launch_and_the_blocking_calls():
+    import gpu_gaps
+
+    def span(cat, name, ts, dur, tid=1, corr=None):
+        e = dict(cat=cat, name=name, ts=ts, dur=dur, tid=tid)
+        if corr is not None:
+            e["args"] = dict(correlation=corr)
+        return e
+
+    events = [
+        span("python_function", "model.py(12): forward", 0, 500),
+        span("python_function", "/x/torch/nn/module.py(1): _call", 0, 500),
+        span("cpu_op", "aten::mm", 5, 10),
+        span("cuda_runtime", "cudaLaunchKernel", 6, 2, corr=1),
+        span("cpu_op", "aten::copy_", 300, 30),
+        span("cuda_runtime", "cudaMemcpy", 301, 20, corr=2),
+        span("cpu_op", "aten::add", 400, 10),
+        span("cuda_runtime", "cudaLaunchKernel", 401, 2, corr=3),
+        span("kernel", "gemm", 10, 100, tid=7, corr=1),
+        span("gpu_memcpy", "Memcpy DtoH", 310, 5, tid=7, corr=2),
+        span("kernel", "add_kernel", 405, 3, tid=7, corr=3),
+    ]
+    idle, gaps, blocking = gpu_gaps.gpu_gaps(events, min_gap_us=50)
+    assert idle == (310 - 110) + (405 - 315)
+    assert [(g[0], g[1], g[2]) for g in gaps] == [
+        (200, "gemm", "Memcpy DtoH"), (90, "Memcpy DtoH", "add_kernel")]
+    # The launch's innermost op first, then Python frames outside torch.
+    assert gaps[1][3] == ["aten::add", "model.py(12): forward"]
+    assert blocking == [("cudaMemcpy", 20, ["aten::copy_",
+                                            "model.py(12): forward"])]
