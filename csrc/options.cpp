@@ -193,6 +193,11 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       // Register caps for one more block per SM (no spill) in pointwise
       // and serial-reduction kernels too, not only row kernels.
       "register_caps_everywhere",
+      // The FX backend's embedding backward as
+      // nvfuser::embedding_dense_backward (atomics into one Float row per
+      // id), not ATen's sorted kernel: slower than ATen in 3 of 4 cases
+      // measured (benchmarks/embedding_backward_bench.py, H100).
+      "embedding_backward_by_rows",
   };
   static const std::vector<std::string> kDisable = {
       "input_forwarding", "extended_input_forwarding", "horizontal_fusion",
@@ -304,6 +309,11 @@ bool Options::dumpEnabled(const std::string& name) {
 bool Options::disabledByEnvironment(const std::string& name) {
   checkName(OptionGroup::Disable, name);
   return fromEnvironment().disabled(name);
+}
+
+bool Options::enabledByEnvironment(const std::string& name) {
+  checkName(OptionGroup::Enable, name);
+  return fromEnvironment().enabled(name);
 }
 
 Options Options::withDevice(int64_t smCount, int64_t threadsPerSm) const {

@@ -644,10 +644,12 @@ def test_embedding_backward_in_deterministic_mode_is_atens_on_gpu():
     assert torch.equal(got, want)
 
 
-def test_embedding_backward_region_calls_ours_on_gpu():
-    # The FX backend's region calls nvfuser::embedding_dense_backward for
+def test_embedding_backward_region_calls_ours_on_gpu(monkeypatch):
+    # With NVFUSER_ENABLE=embedding_backward_by_rows the FX backend's region
+    # calls nvfuser::embedding_dense_backward for
     # aten.embedding_dense_backward, between generated kernels.
     from nvfuser.fx import compile_graph
+    monkeypatch.setenv("NVFUSER_ENABLE", "embedding_backward_by_rows")
     g = torch.fx.Graph()
     grad, ids = g.placeholder("grad"), g.placeholder("ids")
     g2 = g.call_function(torch.ops.aten.mul.Tensor, (grad, 3.0))

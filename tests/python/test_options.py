@@ -49,6 +49,20 @@ def test_dump_enabled_refuses_names_that_are_not_options(monkeypatch):
         _C.dump_enabled("fx_partitions")
 
 
+def test_enabled_reads_nvfuser_enable_as_the_compiler_does(monkeypatch):
+    monkeypatch.setenv("NVFUSER_ENABLE", " int64_index,\n"
+                       "embedding_backward_by_rows")
+    assert _C.enabled("embedding_backward_by_rows")
+    monkeypatch.setenv("NVFUSER_ENABLE", "int64_index")
+    assert not _C.enabled("embedding_backward_by_rows")
+    with pytest.raises(ValueError, match="unknown option 'embedding'"):
+        _C.enabled("embedding")
+    monkeypatch.setenv("NVFUSER_ENABLE", "embeding_backward_by_rows")
+    with pytest.raises(ValueError, match="unknown option "
+                                         "'embeding_backward_by_rows'"):
+        _C.enabled("embedding_backward_by_rows")
+
+
 def test_an_unknown_option_shows_its_control_characters(monkeypatch):
     # An invisible \x01 made "unknown option 'cuda_kernel'" next to a list
     # that has cuda_kernel.
