@@ -7,7 +7,8 @@ GPU (synchronizations, blocking copies). Event time minus kernel time is
 these gaps: this names them.
 
 Reads the profiler's Chrome trace (its "kernel", "gpu_memcpy",
-"gpu_memset", "cuda_runtime", "cpu_op" and "python_function" events, tied
+"gpu_memset", "cuda_runtime", "cuda_driver", "cpu_op" and
+"python_function" events, tied
 by their "correlation" ids), which every torch 2.x profiler writes.
 """
 
@@ -74,8 +75,10 @@ def gpu_gaps(events, min_gap_us=10.0, top=15):
     first, [(blocking runtime call, us, where)])."""
     gpu = sorted((e for e in events if e.get("cat") in _GPU and "dur" in e),
                  key=lambda e: e["ts"])
+    # Our runtime launches through the driver API (cuLaunchKernel).
     launches = {e["args"].get("correlation"): e for e in events
-                if e.get("cat") == "cuda_runtime" and "args" in e}
+                if e.get("cat") in ("cuda_runtime", "cuda_driver")
+                and "args" in e}
     where = _Enclosing(events)
     gaps, idle, end = [], 0.0, None
     for e in gpu:

@@ -193,11 +193,6 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       // Register caps for one more block per SM (no spill) in pointwise
       // and serial-reduction kernels too, not only row kernels.
       "register_caps_everywhere",
-      // The FX backend's embedding backward as
-      // nvfuser::embedding_dense_backward (atomics into one Float row per
-      // id), not ATen's sorted kernel: slower than ATen in 3 of 4 cases
-      // measured (benchmarks/embedding_backward_bench.py, H100).
-      "embedding_backward_by_rows",
   };
   static const std::vector<std::string> kDisable = {
       "input_forwarding", "extended_input_forwarding", "horizontal_fusion",

@@ -30,9 +30,15 @@ at::Tensor embeddingBackwardByTouchedRows(const at::Tensor& grad,
                                           int64_t numWeights,
                                           int64_t paddingIdx);
 
+// Whether the touched-rows sums of numIds rows of dim elements are expected
+// to beat ATen's kernel: its Float passes over the rows cost in proportion
+// to numIds * dim, ATen's sort does not (at most 2^23 elements).
+bool touchedRowsPays(int64_t numIds, int64_t dim);
+
 // aten::embedding_dense_backward's result: the touched-rows sums for CUDA
 // tensors without scale_grad_by_freq while deterministic algorithms are
-// off, ATen's own kernel (as eager calls it) otherwise.
+// off and touchedRowsPays, ATen's own kernel (as eager calls it)
+// otherwise.
 at::Tensor embeddingDenseBackward(const at::Tensor& grad,
                                   const at::Tensor& indices, int64_t numWeights,
                                   int64_t paddingIdx, bool scaleGradByFreq);

@@ -3,8 +3,8 @@ weight's rows, then a reshape), aten.index_select and aten.gather run inside
 regions. A token embedding followed by an RMS norm, traced with functorch's
 aot_module, is one region and one kernel; its numerics and gradients match
 eager; out-of-range ids raise as eager does; embedding_dense_backward (a
-scatter-add) runs in the backward's region as an aten_call of ATen's
-operator."""
+scatter-add) runs in the backward's region as an aten_call of
+nvfuser::embedding_dense_backward."""
 
 import warnings
 
@@ -74,10 +74,10 @@ def test_embedding_and_rms_norm_run_in_one_region(dtype, capfd,
     (fw, fw_inputs, fw_compiled), (bw, _, bw_compiled) = seen
     assert not fw_compiled.nvfuser_unsupported
     assert "embedding" in ops_in_regions(fw_compiled)
-    # The embedding's backward is called inside the region, as ATen's.
+    # The embedding's backward is called inside the region, as ours.
     assert not bw_compiled.nvfuser_unsupported
     assert "embedding_dense_backward" in ops_in_regions(bw_compiled)
-    assert any("aten_call('aten::embedding_dense_backward.default'" in
+    assert any("aten_call('nvfuser::embedding_dense_backward.default'" in
                repr(getattr(bw_compiled, name).fd)
                for name in bw_compiled.nvfuser_regions)
     assert not region_layout_mismatches(fw, fw_compiled, fw_inputs)[0]

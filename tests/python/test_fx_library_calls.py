@@ -1,8 +1,7 @@
 """ATen operators without a translation run inside regions as aten_calls
 (nvfuser/fx/library_calls.py): attention (this torch lacks cuDNN's, so
 the fixtures' stand-in operator with the same schema), the embedding's
-backward (ATen's, or our nvfuser::embedding_dense_backward with
-NVFUSER_ENABLE=embedding_backward_by_rows), sort. Numerics
+backward (as our nvfuser::embedding_dense_backward), sort. Numerics
 against eager on the CPU, one region where eager once split the graph,
 and the cases that must stay in eager."""
 
@@ -85,14 +84,8 @@ def _embedding_backward_graph(padding_idx):
 
 @pytest.mark.parametrize("ids_dtype,padding_idx", [(torch.int64, -1),
                                                    (torch.int32, 3)])
-@pytest.mark.parametrize("by_rows", [False, True])
-def test_embedding_backward_in_a_region_matches_eager(ids_dtype, padding_idx,
-                                                      by_rows, monkeypatch):
-    # ATen's operator by default; ours (library_calls.REPLACEMENTS) with
-    # NVFUSER_ENABLE=embedding_backward_by_rows. Either printed definition
-    # runs again.
-    if by_rows:
-        monkeypatch.setenv("NVFUSER_ENABLE", "embedding_backward_by_rows")
+def test_embedding_backward_in_a_region_matches_eager(ids_dtype,
+                                                      padding_idx):
     gm = _embedding_backward_graph(padding_idx)
     ids = torch.randint(0, 12, (2, 5), dtype=ids_dtype)
     ids[0, :2] = 3  # a repeated id, and the padding row when it is 3
@@ -100,13 +93,14 @@ def test_embedding_backward_in_a_region_matches_eager(ids_dtype, padding_idx,
     c = compile_graph(gm, inputs)
     assert not c.nvfuser_unsupported and len(c.nvfuser_regions) == 1
     torch.testing.assert_close(c(*inputs)[0], gm(*inputs)[0])
+    # Called as our operator (library_calls.REPLACEMENTS), whose printed
+    # definition runs again.
     (name,) = c.nvfuser_regions
     fd = getattr(c, name).fd
     text = repr(fd)
-    called, other = ("nvfuser", "aten") if by_rows else ("aten", "nvfuser")
-    assert "fd.ops.aten_call('%s::embedding_dense_backward.default', " \
-        "[T1, T2, 12, %d, False]" % (called, padding_idx) in text, text
-    assert "%s::embedding_dense_backward" % other not in text
+    assert "fd.ops.aten_call('nvfuser::embedding_dense_backward.default', " \
+        "[T1, T2, 12, %d, False]" % padding_idx in text, text
+    assert "aten::embedding_dense_backward" not in text
     ns = {"FusionDefinition": FusionDefinition, "DataType": DataType}
     exec(text, ns)  # noqa: S102 (our own printed definition)
     fn = next(v for k, v in ns.items() if k.startswith("nvfuser_fusion_id"))

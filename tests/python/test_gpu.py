@@ -628,6 +628,16 @@ def test_embedding_backward_allocates_no_float_table_on_gpu():
         grad, ids, vocab, -1, False).float(), rtol=1e-2, atol=1e-2)
 
 
+def test_embedding_backward_above_the_measured_size_is_atens_on_gpu():
+    # More than 2^23 row elements (8192 ids x 2048): ATen's sorted kernel,
+    # bit for bit (the touched rows were measured slower at that size).
+    torch.manual_seed(2)
+    grad = torch.randn(8192, 2048, device="cuda", dtype=torch.bfloat16)
+    ids = torch.randint(0, 32000, (8192,), device="cuda")
+    assert torch.equal(_EMB_OURS(grad, ids, 32000, -1, False),
+                       _EMB_ATEN(grad, ids, 32000, -1, False))
+
+
 def test_embedding_backward_in_deterministic_mode_is_atens_on_gpu():
     # index_add_'s atomics are not deterministic: in deterministic mode the
     # operator calls ATen's sorted kernel, bit for bit its result.
@@ -644,12 +654,10 @@ def test_embedding_backward_in_deterministic_mode_is_atens_on_gpu():
     assert torch.equal(got, want)
 
 
-def test_embedding_backward_region_calls_ours_on_gpu(monkeypatch):
-    # With NVFUSER_ENABLE=embedding_backward_by_rows the FX backend's region
-    # calls nvfuser::embedding_dense_backward for
+def test_embedding_backward_region_calls_ours_on_gpu():
+    # The FX backend's region calls nvfuser::embedding_dense_backward for
     # aten.embedding_dense_backward, between generated kernels.
     from nvfuser.fx import compile_graph
-    monkeypatch.setenv("NVFUSER_ENABLE", "embedding_backward_by_rows")
     g = torch.fx.Graph()
     grad, ids = g.placeholder("grad"), g.placeholder("ids")
     g2 = g.call_function(torch.ops.aten.mul.Tensor, (grad, 3.0))

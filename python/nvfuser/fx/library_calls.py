@@ -6,9 +6,8 @@ translator has no handler for (or whose handler refuses the arguments)
 become one ``fd.ops.aten_call`` each: an ``expr_eval`` segment that calls
 the operator through PyTorch's dispatcher, as eager does, so the ops
 around it stay in one region instead of being split at it. A few are
-called as an operator of ours with the same schema instead where an
-NVFUSER_ENABLE option asks for it (``REPLACEMENTS``):
-``embedding_backward_by_rows`` calls ``embedding_dense_backward`` as
+called as an operator of ours with the same schema instead
+(``REPLACEMENTS``): ``embedding_dense_backward`` as
 ``nvfuser::embedding_dense_backward``, which sums the gradient rows of
 CUDA tensors with atomics into one Float row per id (no sort of the ids,
 nothing Float of the table's size; ATen's kernel in deterministic mode).
@@ -49,28 +48,21 @@ EAGER_NAMESPACES = frozenset(("_c10d_functional", "c10d_functional", "c10d",
                               "_c10d_functional_autograd", "_dtensor"))
 
 
-# ATen operator -> (ours with the same arguments and result, registered by
-# nvfuser._C (csrc/runtime/torch_operators.h), the NVFUSER_ENABLE option
-# that picks it). Ours sums the embedding's gradient rows with atomics
-# into one Float row per id where ATen fills, radix-sorts the ids and
-# scans them; measured on an H100 (benchmarks/embedding_backward_bench.py,
-# session 26) ours was faster only for 4096 uniform ids into a 32000 x
-# 2048 table (0.230 vs 0.265 ms) and slower with skewed ids and for a
-# 128256 x 4096 table (1.00 vs 0.90 ms): ATen's stays the default.
+# ATen operator -> ours with the same arguments and result, registered by
+# nvfuser._C (csrc/runtime/torch_operators.h). ATen's CUDA embedding
+# backward fills the whole bf16 gradient and radix-sorts the ids (in
+# session 13's H200 profile of the Llama step, its "other" kernels took
+# 191 us against Inductor's 144 us); ours sums with atomics into one Float
+# row per id.
 REPLACEMENTS = {
     "aten::embedding_dense_backward.default":
-        ("nvfuser::embedding_dense_backward.default",
-         "embedding_backward_by_rows"),
+        "nvfuser::embedding_dense_backward.default",
 }
 
 
 def _called_as(op):
     """The operator (an OpOverload or its name) a region calls for op."""
-    from .. import _C  # the compiler's option parser
-    ours = REPLACEMENTS.get("%s.%s" % (op._schema.name, op._overloadname))
-    if ours is not None and _C.enabled(ours[1]):
-        return ours[0]
-    return op
+    return REPLACEMENTS.get("%s.%s" % (op._schema.name, op._overloadname), op)
 
 
 def _namespace(op):
