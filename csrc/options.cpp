@@ -306,11 +306,6 @@ bool Options::disabledByEnvironment(const std::string& name) {
   return fromEnvironment().disabled(name);
 }
 
-bool Options::enabledByEnvironment(const std::string& name) {
-  checkName(OptionGroup::Enable, name);
-  return fromEnvironment().enabled(name);
-}
-
 Options Options::withDevice(int64_t smCount, int64_t threadsPerSm) const {
   NVF_CHECK(smCount > 0 && threadsPerSm > 0, "a device of ", smCount,
             " SMs of ", threadsPerSm, " threads");

@@ -27,10 +27,8 @@ class Options {
   // what code outside the compiler (the Python FX backend) asks instead of
   // parsing the variable again.
   static bool dumpEnabled(const std::string& name);
-  // The same for NVFUSER_DISABLE (the FX backend's partition) and
-  // NVFUSER_ENABLE (its library calls).
+  // The same for NVFUSER_DISABLE (the FX backend's partition).
   static bool disabledByEnvironment(const std::string& name);
-  static bool enabledByEnvironment(const std::string& name);
 
   // Adds per-call options (fd.execute's _enable_options/_disable_options).
   Options withOverrides(const std::vector<std::string>& enable,

@@ -72,9 +72,6 @@ void bindOptionsAndStats(py::module_& m) {
   m.def("disabled", &nvfuser::Options::disabledByEnvironment,
         "Whether NVFUSER_DISABLE names this option, parsed as the compiler "
         "parses it; a ValueError for unknown names in either");
-  m.def("enabled", &nvfuser::Options::enabledByEnvironment,
-        "Whether NVFUSER_ENABLE names this option, parsed as the compiler "
-        "parses it; a ValueError for unknown names in either");
 
   // For docs/api.md and its test: which names do something, which are
   // nvFuser's accepted as no-ops.

@@ -49,20 +49,6 @@ def test_dump_enabled_refuses_names_that_are_not_options(monkeypatch):
         _C.dump_enabled("fx_partitions")
 
 
-def test_enabled_reads_nvfuser_enable_as_the_compiler_does(monkeypatch):
-    monkeypatch.setenv("NVFUSER_ENABLE", " int64_index,\n"
-                       "sync_index_checks")
-    assert _C.enabled("sync_index_checks")
-    monkeypatch.setenv("NVFUSER_ENABLE", "int64_index")
-    assert not _C.enabled("sync_index_checks")
-    with pytest.raises(ValueError, match="unknown option 'sync_index'"):
-        _C.enabled("sync_index")
-    monkeypatch.setenv("NVFUSER_ENABLE", "sync_index_check")
-    with pytest.raises(ValueError, match="unknown option "
-                                         "'sync_index_check'"):
-        _C.enabled("sync_index_checks")
-
-
 def test_an_unknown_option_shows_its_control_characters(monkeypatch):
     # An invisible \x01 made "unknown option 'cuda_kernel'" next to a list
     # that has cuda_kernel.
