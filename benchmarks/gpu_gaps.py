@@ -86,18 +86,22 @@ def gpu_gaps(events, min_gap_us=10.0, top=15):
             gap = e["ts"] - (end["ts"] + end["dur"])
             idle += gap
             if gap >= min_gap_us:
-                launch = launches.get(e.get("args", {}).get("correlation"))
-                site = (where.at(launch["tid"], launch["ts"])
-                        if launch else ["(launch not in the trace)"])
-                gaps.append((gap, _short(end["name"]), _short(e["name"]),
-                             site))
+                gaps.append((gap, end, e))
         if end is None or e["ts"] + e["dur"] > end["ts"] + end["dur"]:
             end = e
+    # Launch sites only for the gaps shown (a lookup scans the trace).
+    gaps.sort(key=lambda g: -g[0])
+    shown = []
+    for gap, before, after in gaps[:top]:
+        launch = launches.get(after.get("args", {}).get("correlation"))
+        site = (where.at(launch["tid"], launch["ts"]) if launch
+                else ["(launch not in the trace)"])
+        shown.append((gap, _short(before["name"]), _short(after["name"]),
+                      site))
     blocking = [(e["name"], e["dur"], where.at(e["tid"], e["ts"]))
                 for e in events if e.get("cat") == "cuda_runtime"
                 and e.get("name") in _BLOCKING and e.get("dur", 0) >= 5]
-    gaps.sort(key=lambda g: -g[0])
-    return idle, gaps[:top], blocking
+    return idle, shown, blocking
 
 
 def print_gaps(label, fn, min_gap_us=10.0, top=15):
