@@ -10,7 +10,8 @@ called as an operator of ours with the same schema instead
 (``REPLACEMENTS``): ``embedding_dense_backward`` as
 ``nvfuser::embedding_dense_backward``, which sums the gradient rows of
 CUDA tensors with atomics into one Float row per id (no sort of the ids,
-nothing Float of the table's size; ATen's kernel in deterministic mode).
+nothing Float of the table's size; ATen's kernel in deterministic mode
+and above 2^23 row elements, where it was measured slower).
 
 An operator qualifies when it is an OpOverload that writes to nothing and
 returns no view (its schema has no alias annotations), every tensor
@@ -50,10 +51,9 @@ EAGER_NAMESPACES = frozenset(("_c10d_functional", "c10d_functional", "c10d",
 
 # ATen operator -> ours with the same arguments and result, registered by
 # nvfuser._C (csrc/runtime/torch_operators.h). ATen's CUDA embedding
-# backward fills the whole bf16 gradient and radix-sorts the ids (in
-# session 13's H200 profile of the Llama step, its "other" kernels took
-# 191 us against Inductor's 144 us); ours sums with atomics into one Float
-# row per id.
+# backward fills the whole bf16 gradient and radix-sorts the ids; ours
+# sums with atomics into one Float row per id, up to the size where that
+# was measured faster (embedding_backward.h: touchedRowsPays).
 REPLACEMENTS = {
     "aten::embedding_dense_backward.default":
         "nvfuser::embedding_dense_backward.default",
