@@ -430,6 +430,9 @@ def _inference(cm, ids, a, r, ref, cuda):
                                    warmup=a.warmup,
                                    kernel_reps=a.kernel_reps, host=cuda,
                                    names=cuda))
+        if a.host_profile and backend != "eager":
+            host_profile(infer, a.host_profile,
+                         "%s %s inference" % (r["model"], backend))
     except Exception as e:  # noqa: BLE001: the train numbers stand
         r["infer"] = error_info(e)
 

@@ -15,8 +15,8 @@ double microsSince(std::chrono::steady_clock::time_point t) {
 HostTimes::HostTimes(bool enabled)
     : enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
 
-HostTimes::Scope::Scope(HostTimes& times, SchedulerType type)
-    : times_(times), type_(type) {
+HostTimes::Scope::Scope(HostTimes& times, SchedulerType type, size_t segment)
+    : times_(times), type_(type), segment_(segment) {
   if (times_.enabled_) {
     start_ = std::chrono::steady_clock::now();
   }
@@ -26,14 +26,19 @@ HostTimes::Scope::~Scope() {
   if (!times_.enabled_) {
     return;
   }
+  const double us = microsSince(start_);
   const auto k = static_cast<size_t>(type_);
   if (k < kKinds) {
-    times_.micros_[k] += microsSince(start_);
+    times_.micros_[k] += us;
     times_.counts_[k] += 1;
   }
+  if (times_.segments_.size() <= segment_) {
+    times_.segments_.resize(segment_ + 1, {type_, -1.0});
+  }
+  times_.segments_[segment_] = {type_, us};
 }
 
-void HostTimes::print() const {
+void HostTimes::print(const std::function<std::string(size_t)>& label) const {
   if (!enabled_) {
     return;
   }
@@ -45,6 +50,13 @@ void HostTimes::print() const {
     }
   }
   std::printf("\n");
+  for (size_t g = 0; g < segments_.size(); ++g) {
+    if (segments_[g].second >= 0) {
+      std::printf("[host_time] g%zu %s %.1f us: %s\n", g,
+                  toString(segments_[g].first), segments_[g].second,
+                  label(g).c_str());
+    }
+  }
   std::fflush(stdout);
 }
 

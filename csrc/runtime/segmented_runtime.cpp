@@ -9,6 +9,7 @@
 #include "analysis/tensor_shape.h"
 #include "codegen/lane_proof.h"
 #include "exceptions.h"
+#include "ir/aten_call.h"
 #include "runtime/aten_evaluator.h"
 #include "runtime/cuda_driver.h"
 #include "runtime/host_times.h"
@@ -28,6 +29,16 @@ std::string kernelName(const SegmentedGroup& g, const Fusion& segment) {
           std::hash<std::string>{}(segment.toString()) & 0xffffffffULL));
   return "nvfuser_" + std::string(toString(g.scheduler)) + "_g" +
          std::to_string(g.id) + "_" + hash;
+}
+
+// "linear, reshape": the ops a segment runs, for NVFUSER_DUMP=host_time.
+std::string opNames(const Fusion& segment) {
+  std::string names;
+  for (const Expr* e : segment.liveExprs()) {
+    const auto* call = exprAs<AtenCallOp>(e);
+    names += (names.empty() ? "" : ", ") + (call ? call->op() : e->opName());
+  }
+  return names.empty() ? "(outputs are inputs)" : names;
 }
 }  // namespace
 
@@ -168,7 +179,7 @@ std::vector<at::Tensor> SegmentedRuntime::run(
   HostTimes hostTimes(options.dump("host_time"));
   for (size_t g = 0; g < segments_.size(); ++g) {
     const ExtractedSegment& seg = segments_[g];
-    HostTimes::Scope scope(hostTimes, segmented_->groups()[g].scheduler);
+    HostTimes::Scope scope(hostTimes, segmented_->groups()[g].scheduler, g);
     std::vector<RuntimeArg> segArgs;
     for (const Val* v : seg.inputs) {
       auto it = values.find(v);
@@ -193,7 +204,7 @@ std::vector<at::Tensor> SegmentedRuntime::run(
       values.erase(v);
     }
   }
-  hostTimes.print();
+  hostTimes.print([this](size_t g) { return opNames(*segments_[g].fusion); });
   std::vector<at::Tensor> result;
   for (const Val* o : complete.outputs()) {
     auto it = values.find(o);

@@ -96,6 +96,11 @@ def test_host_time_dump_prints_each_segment_kind(monkeypatch, capfd):
     kinds = re.findall(r"(\w+) (\d+) x [0-9.]+ us", line.group(1))
     assert sorted(k for k, _ in kinds) == ["expr_eval", "pointwise",
                                            "reduction"], out
+    # Then each segment: its kind, host time and ops.
+    segs = re.findall(r"\[host_time\] g(\d+) (\w+) [0-9.]+ us: (.*)", out)
+    assert len(segs) == 3, out
+    assert {k for _, k, _ in segs} == {"expr_eval", "pointwise", "reduction"}
+    assert any(k == "expr_eval" and "matmul" in ops for _, k, ops in segs), out
 
 
 def test_scheduler_params_dump_prints_each_kernel_plan(monkeypatch, capfd):
