@@ -3,8 +3,9 @@ flush between reps, kernel counts and kernel time from the profiler, byte
 counts and the copy bandwidth every fraction is measured against.
 
 Every benchmark measures through ``measure(fn)``: event time (median, L2
-flushed), the GPU time of the kernels alone and the kernels per call, all
-three from the same warmed-up function, so tables never mix methods.
+flushed), the GPU time of the kernels alone (L2 flushed before every call
+too) and the kernels per call, all three from the same warmed-up function,
+so tables never mix methods.
 ``fresh_compile(factory, backend)`` is the one way to compile a case:
 dynamo's caches and counters are reset and a new function is compiled, so a
 case never runs on an earlier case's graphs or past the recompile limit
@@ -68,35 +69,75 @@ def _per_call(n, reps):
     return int(x) if x == int(x) else round(x, 2)
 
 
-def profile_kernels(fn, reps=10, names=False):
+def _flush_events():
+    """(names, count): the GPU-side events one L2 flush launches, found
+    once per process by profiling a flush alone."""
+    global _FLUSH_EVENTS
+    if _FLUSH_EVENTS is None:
+        flush = _timer(True, 1).flush
+        flush.zero_()
+        torch.cuda.synchronize()
+        acts = [torch.profiler.ProfilerActivity.CUDA]
+        with torch.profiler.profile(activities=acts) as prof:
+            flush.zero_()
+            torch.cuda.synchronize()
+        names = [e.name for e in prof.events() if _is_gpu_event(e)]
+        _FLUSH_EVENTS = (frozenset(names), len(names))
+    return _FLUSH_EVENTS
+
+
+_FLUSH_EVENTS = None
+
+
+def without_flushes(events, flush_names, per_flush, flushes):
+    """events ([(name, us)]) less the L2 flushes' own events: `flushes`
+    flush calls of `per_flush` events each, all named in flush_names.
+    Raises if the measured function launched a kernel of such a name too
+    (its time could not be told from the flushes')."""
+    kept = [(n, us) for n, us in events if n not in flush_names]
+    dropped = len(events) - len(kept)
+    if dropped != flushes * per_flush:
+        raise RuntimeError(
+            "profile_kernels: the measured function launches the L2 flush's "
+            "kernel (%s) itself; use flush_l2=False" % sorted(flush_names))
+    return kept
+
+
+def profile_kernels(fn, reps=10, names=False, flush_l2=True):
     """What fn() runs on the GPU, per call, from one profiler session over
     `reps` calls (fn is called once before, outside it): kernel_ms (the
     GPU-side events' durations summed: no host gaps), kernels (GPU-side
     events: kernels, memcpys and memsets) and, with names, by_name
     {name: [us per call, launches per call]}, longest first. Only GPU-side
     events count: CPU-side ops carry their kernels' time too (that is how
-    key_averages' device totals double count)."""
+    key_averages' device totals double count). With flush_l2 (default)
+    the L2 is flushed before every call, as the event timer does, so each
+    call starts cold, and the flush's own events are left out: kernel
+    times of inputs that nearly fit in L2 would otherwise depend on what
+    the previous call left there."""
     fn()
+    flush_names, per_flush = _flush_events() if flush_l2 else ((), 0)
+    flush = _timer(True, 1).flush if flush_l2 else None
     torch.cuda.synchronize()
     acts = [torch.profiler.ProfilerActivity.CUDA]
     with torch.profiler.profile(activities=acts) as prof:
         for _ in range(reps):
+            if flush is not None:
+                flush.zero_()
             fn()
         torch.cuda.synchronize()
-    total_us = 0.0
-    count = 0
+    events = [(e.name, _gpu_us(e)) for e in prof.events()
+              if _is_gpu_event(e)]
+    if flush_l2:
+        events = without_flushes(events, flush_names, per_flush, reps)
+    total_us = sum(us for _, us in events)
     by = collections.defaultdict(lambda: [0.0, 0])
-    for e in prof.events():
-        if not _is_gpu_event(e):
-            continue
-        us = _gpu_us(e)
-        total_us += us
-        count += 1
-        if names:
-            row = by[e.name]
-            row[0] += us
-            row[1] += 1
-    res = dict(kernel_ms=total_us / reps / 1e3, kernels=_per_call(count, reps))
+    for name, us in events if names else ():
+        row = by[name]
+        row[0] += us
+        row[1] += 1
+    res = dict(kernel_ms=total_us / reps / 1e3,
+               kernels=_per_call(len(events), reps))
     if names:
         res["by_name"] = dict(sorted(
             ((k, [v[0] / reps, _per_call(v[1], reps)]) for k, v in by.items()),

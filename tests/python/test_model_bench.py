@@ -170,3 +170,17 @@ def test_gpu_gaps_names_the_late_launch_and_the_blocking_calls():
     assert gaps[1][3] == ["runtime.py(7): run", "model.py(12): forward"]
     assert blocking == [("cudaMemcpy", 20, ["aten::copy_",
                                             "model.py(12): forward"])]
+
+
+def test_kernel_profiles_leave_out_the_l2_flushes_and_refuse_a_collision():
+    fill = "fill<unsigned char>"
+    events = [(fill, 80.0), ("nvfuser_pointwise_g0", 30.0), (fill, 81.0),
+              ("nvfuser_pointwise_g0", 31.0)]
+    kept = bench_utils.without_flushes(events, frozenset([fill]), 1, 2)
+    assert kept == [("nvfuser_pointwise_g0", 30.0),
+                    ("nvfuser_pointwise_g0", 31.0)]
+    # The measured function launched the flush's kernel too: its time
+    # cannot be told apart, so no number rather than a wrong one.
+    with pytest.raises(RuntimeError, match="launches the L2 flush's kernel"):
+        bench_utils.without_flushes(events + [(fill, 5.0)],
+                                    frozenset([fill]), 1, 2)
