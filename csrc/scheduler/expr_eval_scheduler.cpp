@@ -2,6 +2,7 @@
 
 #include "ir/exprs.h"
 #include "scheduler/generated_kernel_rules.h"
+#include "scheduler/no_op_scheduler.h"
 #include "scheduler/scheduler.h"
 
 namespace nvfuser {
@@ -14,10 +15,25 @@ bool needsAten(const Expr* e) {
 }  // namespace
 
 Decision ExprEvalScheduler::canSchedule(const SegmentView& view) const {
-  if (view.body().size() != 1 || !needsAten(view.body()[0])) {
+  const Expr* atenOp = nullptr;
+  for (const Expr* e : view.body()) {
+    // Views first: a view of complex values takes no op's place.
+    if (isViewOp(e, view)) {
+      continue;
+    }
+    if (needsAten(e) && atenOp == nullptr) {
+      atenOp = e;
+    } else {
+      return Decision::no(
+          "expr_eval takes exactly one matmul/linear/cumsum/scatter/aten_call "
+          "(or an op on complex values) and view ops, not " +
+          exprRef(e));
+    }
+  }
+  if (atenOp == nullptr) {
     return Decision::no(
-        "expr_eval takes exactly one matmul/linear/cumsum/scatter/aten_call "
-        "(or an op on complex values) and nothing else");
+        "expr_eval needs a matmul/linear/cumsum/scatter/"
+        "aten_call (or an op on complex values)");
   }
   if (!view.prologue().empty()) {
     return Decision::no("expr_eval takes no prologue, but " +

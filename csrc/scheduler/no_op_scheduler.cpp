@@ -40,6 +40,8 @@ bool isDenseRowMajor(const TensorView* tv, const SegmentView& view) {
   }
 }
 
+}  // namespace
+
 Decision isViewOp(const Expr* e, const SegmentView& view) {
   switch (e->type()) {
     case ExprType::Broadcast:
@@ -68,7 +70,6 @@ Decision isViewOp(const Expr* e, const SegmentView& view) {
       return Decision::no(exprRef(e) + " computes values (not a view op)");
   }
 }
-}  // namespace
 
 Decision NoOpScheduler::canSchedule(const SegmentView& view) const {
   for (const Expr* e : view.exprs()) {

@@ -86,9 +86,21 @@ def row_major_kernels(monkeypatch):
 _KERNELS = ("pointwise", "reduction", "inner_persistent")
 
 
+_VIEW_OPS = ("permute", "reshape", "broadcast", "expand", "squeeze",
+             "slice")
+
+
+def _view_sources(text):
+    """{tensor: its input} for every view op in a segmented fusion's dump."""
+    return {m.group(1): m.group(3) for m in re.finditer(
+        r"^(T\d+)_[^\n]*\n\s+= (\w+)\((T\d+)", text, re.M)
+        if m.group(2) in _VIEW_OPS}
+
+
 def transposed_outputs_left_as_views(region):
     """The region's fusion outputs promised in a permuted dense layout
-    (OutputLayout.order) that its last execute returned as a no_op view of
+    (OutputLayout.order) that its last execute returned as a view (made by
+    a no_op segment, or by the view ops of a matmul's expr_eval segment) of
     a value a kernel computed: the kernel wrote that value row-major, so
     the layout check copies the view on every call. [] after the region
     laid them out where they are computed (partition._early_layouts)."""
@@ -107,13 +119,38 @@ def transposed_outputs_left_as_views(region):
         raise AssertionError("the concrete IR lists %d outputs, the region "
                              "has %d tensor outputs (has its format "
                              "changed?)" % (len(names), len(region.layouts)))
+    source = _view_sources(seg["text"])
     found = []
     for name, plan in zip(names, region.layouts):
         g = made_by.get(name)
-        if plan.order is None or g is None or \
-                not g["scheduler"].startswith("no_op"):
+        if plan.order is None or g is None or name not in source:
             continue
-        if any(made_by.get(i, {}).get("scheduler", "").startswith(_KERNELS)
-               for i in g["inputs"]):
+        root = name
+        while root in source and root not in g["inputs"]:
+            root = source[root]
+        if made_by.get(root, {}).get("scheduler", "").startswith(_KERNELS):
             found.append(plan.name)
+    return found
+
+
+def views_only_atens_read(compiled, ops=("permute",)):
+    """[(region, ops)] of the no_op segments of the regions' last executes,
+    made of `ops` only, whose every output is read only by expr_eval
+    segments (a weight's transpose before its matmul): each costs a
+    segment's host time per execute where the matmul's own segment makes
+    the view for free."""
+    found = []
+    for name in compiled.nvfuser_regions:
+        seg = getattr(compiled, name).fd.last_segmentation()
+        groups = seg["groups"] if seg else []
+        readers = {}
+        for g in groups:
+            for i in g["inputs"]:
+                readers.setdefault(i, []).append(g["scheduler"])
+        for g in groups:
+            if g["scheduler"] != "no_op" or not set(g["ops"]) <= set(ops):
+                continue
+            kinds = [k for o in g["outputs"] for k in readers.get(o, [None])]
+            if kinds and all(k == "expr_eval" for k in kinds):
+                found.append((name, g["ops"]))
     return found

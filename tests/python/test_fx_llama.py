@@ -12,7 +12,7 @@ import torch
 
 from fixtures.capture import load
 from fx_check import (call_nodes, coverage, ops_in_regions,
-                      region_layout_mismatches)
+                      region_layout_mismatches, views_only_atens_read)
 from llama_like import LlamaLike, example_batch
 from nvfuser.fx import compile_graph
 
@@ -56,6 +56,9 @@ def _check_graph(gm, inputs, kind):
     assert outputs  # the check saw the regions' outputs
     for name in compiled.nvfuser_regions:
         assert getattr(compiled, name).fallbacks == 0
+    # Weight transposes are made by their matmul's segment (the forward's
+    # 9 and the backward's 20 were no_op segments of their own).
+    assert not views_only_atens_read(compiled)
     return compiled
 
 

@@ -88,6 +88,39 @@ TEST(SchedulerTest, ASliceOfAnInputIsNotCopiedByAKernel) {
       << r.rejectionReasons(wholeView(f));
 }
 
+TEST(SchedulerTest, ExprEvalTakesViewsAroundItsAtenOpOnly) {
+  // x @ w.t() viewed as [2, 4, 16]: one expr_eval segment (a no_op segment
+  // per weight transpose cost an FX region's execute a segment each).
+  Fusion f;
+  TensorView* x = defineTensor(f, {8, 32}, DataType::Float);
+  TensorView* w = defineTensor(f, {16, 32}, DataType::Float);
+  f.addOutput(reshape(matmul(x, permute(w, {1, 0})), {2, 4, 16}));
+  auto sf = segmentFusion(f, Options());
+  EXPECT_EQ(describe(*sf), (V{"expr_eval: permute matmul reshape"}));
+
+  // A value computed next to it is a kernel's, not ATen's.
+  Fusion g;
+  TensorView* a = defineTensor(g, {8, 32}, DataType::Float);
+  TensorView* b = defineTensor(g, {32, 16}, DataType::Float);
+  g.addOutput(matmul(a, unaryOp(UnaryOpType::Neg, b)->asTensor()));
+  SchedulerRegistry r;
+  EXPECT_NE(r.proposeScheduler(wholeView(g)), SchedulerType::ExprEval);
+  EXPECT_NE(r.rejectionReasons(wholeView(g)).find("and view ops, not neg"),
+            std::string::npos)
+      << r.rejectionReasons(wholeView(g));
+  // Two ATen ops are two segments.
+  Fusion h;
+  TensorView* c = defineTensor(h, {8, 8}, DataType::Float);
+  h.addOutput(matmul(matmul(c, c), permute(c, {1, 0})));
+  EXPECT_NE(r.proposeScheduler(wholeView(h)), SchedulerType::ExprEval);
+  // A reshape of a transposed operand is a copy: not a view op.
+  Fusion k;
+  TensorView* d = defineTensor(k, {4, 8, 2}, DataType::Float);
+  TensorView* e = defineTensor(k, {8, 8}, DataType::Float);
+  k.addOutput(matmul(e, reshape(permute(d, {1, 0, 2}), {8, 8})));
+  EXPECT_NE(r.proposeScheduler(wholeView(k)), SchedulerType::ExprEval);
+}
+
 TEST(SchedulerTest, PointwiseNeedsOneLoopDomain) {
   Fusion f;
   TensorView* a = defineTensor(f, {4, 8}, DataType::Float);
