@@ -6,8 +6,10 @@
 #   OUT_DIR=$OUT bash benchmarks/device_suite.sh [step ...]
 #
 # Steps (default: all, in this order): tests fx_tests demo pointwise norm
-# embedding fx_backend rope rope_kernels rope_ncu region_ab warm model fuzz
-# dist. embedding: the embedding backward's weight gradient, ATen's, ours
+# embedding fx_backend rope rope_kernels rope_ncu region_ab warm host_cost
+# model fuzz dist. host_cost: ATen's own host time per op on this machine
+# (benchmarks/aten_host_cost.py), the yardstick for NVFUSER_DUMP=host_time.
+# embedding: the embedding backward's weight gradient, ATen's, ours
 # (nvfuser::embedding_dense_backward) and Inductor's.
 # fuzz: fuzz_fusions --device cuda (FUZZ_COUNT, FUZZ_SEED). fx_backend:
 # FX_CASES picks cases (e.g. llama_rms_norm,layer_norm). dist:
@@ -50,7 +52,7 @@ step setup 300 bash scripts/setup.sh || {
 
 want() { [ $# -eq 0 ] || [[ " $* " == *" $STEP "* ]]; }
 ARGS=("$@")
-for STEP in tests fx_tests demo pointwise norm embedding fx_backend rope rope_kernels rope_ncu region_ab warm model fuzz dist; do
+for STEP in tests fx_tests demo pointwise norm embedding fx_backend rope rope_kernels rope_ncu region_ab warm host_cost model fuzz dist; do
   want "${ARGS[@]}" || continue
   case "$STEP" in
     tests)
@@ -127,6 +129,10 @@ for STEP in tests fx_tests demo pointwise norm embedding fx_backend rope rope_ke
     warm)
       step warm 200 "$PY" benchmarks/warm_restart.py --json "$OUT_DIR/warm.json"
       grep -E "^\|" "$OUT_DIR/warm.log" ;;
+    host_cost)
+      step host_cost 60 "$PY" benchmarks/aten_host_cost.py \
+        --json "$OUT_DIR/host_cost.json"
+      grep -E "^\|" "$OUT_DIR/host_cost.log" ;;
     model)
       # shellcheck disable=SC2086  # MODEL_BENCH_ARGS is a list of flags
       step model 480 "$PY" benchmarks/model_bench.py --isolate --budget-s 420 \

@@ -184,3 +184,17 @@ def test_kernel_profiles_leave_out_the_l2_flushes_and_refuse_a_collision():
     with pytest.raises(RuntimeError, match="launches the L2 flush's kernel"):
         bench_utils.without_flushes(events + [(fill, 5.0)],
                                     frozenset([fill]), 1, 2)
+
+
+def test_aten_host_cost_says_it_measured_nothing_without_a_gpu():
+    import subprocess
+    import sys
+    if torch.cuda.is_available():
+        pytest.skip("has a GPU: the script measures")
+    script = os.path.join(os.path.dirname(__file__), "..", "..",
+                          "benchmarks", "aten_host_cost.py")
+    done = subprocess.run([sys.executable, script], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "needs a CUDA GPU" in done.stdout and "nothing measured" in \
+        done.stdout
