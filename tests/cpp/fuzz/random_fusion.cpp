@@ -254,9 +254,16 @@ class Generator {
         if (rank < 1 || rank > 3 || isIntegralType(x->dtype())) {
           return;
         }
-        TensorView* w = defineTensor(f(), {shape.back(), 3}, x->dtype());
-        result_.inputSizes.push_back({shape.back(), 3});
-        add(matmul(x, w));
+        // An even k reads the operand through its transpose, as a linear's
+        // weight (x @ w.t()): a view the matmul's segment makes. No coin,
+        // so the seeds replayed by the runtime tests keep their programs.
+        const bool transposed = shape.back() % 2 == 0;
+        const std::vector<int64_t> wShape =
+            transposed ? std::vector<int64_t>{3, shape.back()}
+                       : std::vector<int64_t>{shape.back(), 3};
+        TensorView* w = defineTensor(f(), wShape, x->dtype());
+        result_.inputSizes.push_back(wShape);
+        add(matmul(x, transposed ? permute(w, {1, 0}) : w));
         break;
       }
       case 15:
