@@ -1,11 +1,51 @@
 #include "segmenter/segmented_fusion.h"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
 #include "analysis/tensor_shape.h"
+#include "ir/exprs.h"
 
 namespace nvfuser {
+
+namespace {
+bool isViewExpr(const Expr* e) {
+  switch (e->type()) {
+    case ExprType::Broadcast:
+    case ExprType::Expand:
+    case ExprType::Permute:
+    case ExprType::Squeeze:
+    case ExprType::Slice:
+    case ExprType::Reshape:  // a view in the groups that make views
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Whether g only views tv from one of its inputs: a no_op group's
+// outputs, and the views an expr_eval group makes of its inputs (a
+// weight's transpose). A loop back through the group's view ops.
+bool isViewOfAnInput(const TensorView* tv, const SegmentedGroup& g) {
+  if (g.scheduler == SchedulerType::NoOp) {
+    return true;
+  }
+  if (g.scheduler != SchedulerType::ExprEval) {
+    return false;
+  }
+  const Val* v = tv;
+  while (std::find(g.inputs.begin(), g.inputs.end(), v) == g.inputs.end()) {
+    const Expr* def = v->definition();
+    if (def == nullptr || !isViewExpr(def) ||
+        std::find(g.body.begin(), g.body.end(), def) == g.body.end()) {
+      return false;
+    }
+    v = def->input(0);
+  }
+  return true;
+}
+}  // namespace
 
 int64_t SegmentedFusion::boundaryBytes() const {
   std::map<const TensorView*, const SegmentedGroup*> producer;
@@ -19,8 +59,7 @@ int64_t SegmentedFusion::boundaryBytes() const {
   for (const SegmentedGroup& g : groups_) {
     for (const TensorView* in : g.inputs) {
       auto it = producer.find(in);
-      if (it != producer.end() &&
-          it->second->scheduler != SchedulerType::NoOp) {
+      if (it != producer.end() && !isViewOfAnInput(in, *it->second)) {
         readers[in] += 1;
       }
     }

@@ -121,6 +121,22 @@ TEST(SchedulerTest, ExprEvalTakesViewsAroundItsAtenOpOnly) {
   EXPECT_NE(r.proposeScheduler(wholeView(k)), SchedulerType::ExprEval);
 }
 
+TEST(SegmenterTest, AViewAnExprEvalSegmentMakesOfItsInputCostsNoBytes) {
+  // w.t() read by two matmuls: the first one's segment makes the view and
+  // hands it to the second; no byte of it is written.
+  Fusion f;
+  TensorView* x = defineTensor(f, {8, 32}, DataType::Float);
+  TensorView* w = defineTensor(f, {16, 32}, DataType::Float);
+  TensorView* wt = permute(w, {1, 0});
+  f.addOutput(matmul(x, wt));
+  f.addOutput(matmul(binaryOp(BinaryOpType::Add, x, x)->asTensor(), wt));
+  auto sf = segmentFusion(f, Options());
+  EXPECT_EQ(describe(*sf), (V{"expr_eval: permute matmul", "pointwise: add",
+                              "expr_eval: matmul"}));
+  // x + x crosses (written once, read once); w.t() does not count.
+  EXPECT_EQ(sf->boundaryBytes(), 8 * 32 * 4 * 2);
+}
+
 TEST(SchedulerTest, PointwiseNeedsOneLoopDomain) {
   Fusion f;
   TensorView* a = defineTensor(f, {4, 8}, DataType::Float);
