@@ -74,7 +74,7 @@ def _flush_events():
     once per process by profiling a flush alone."""
     global _FLUSH_EVENTS
     if _FLUSH_EVENTS is None:
-        flush = _timer(True, 1).flush
+        flush = _flush_buffer()
         flush.zero_()
         torch.cuda.synchronize()
         acts = [torch.profiler.ProfilerActivity.CUDA]
@@ -89,6 +89,12 @@ def _flush_events():
 _FLUSH_EVENTS = None
 
 
+def _flush_buffer():
+    """The event timer's 256 MiB L2 flush buffer (one per process)."""
+    t = _TIMERS.get(True)
+    return t.flush if t is not None else _timer(True, 1).flush
+
+
 def without_flushes(events, flush_names, per_flush, flushes):
     """events ([(name, us)]) less the L2 flushes' own events: `flushes`
     flush calls of `per_flush` events each, all named in flush_names.
@@ -99,7 +105,8 @@ def without_flushes(events, flush_names, per_flush, flushes):
     if dropped != flushes * per_flush:
         raise RuntimeError(
             "profile_kernels: the measured function launches the L2 flush's "
-            "kernel (%s) itself; use flush_l2=False" % sorted(flush_names))
+            "kernel (%s) itself; profile it with "
+            "profile_kernels(fn, flush_l2=False)" % sorted(flush_names))
     return kept
 
 
@@ -117,7 +124,7 @@ def profile_kernels(fn, reps=10, names=False, flush_l2=True):
     the previous call left there."""
     fn()
     flush_names, per_flush = _flush_events() if flush_l2 else ((), 0)
-    flush = _timer(True, 1).flush if flush_l2 else None
+    flush = _flush_buffer() if flush_l2 else None
     torch.cuda.synchronize()
     acts = [torch.profiler.ProfilerActivity.CUDA]
     with torch.profiler.profile(activities=acts) as prof:

@@ -1,7 +1,7 @@
 // Exprs of nvFuser's triu, welford, cumsum and scatter. Triu and Welford
 // exist only in definitions: concretization expands them into elementwise
 // ops and reductions (ops/composite_ops.h). Scan and Scatter run through
-// ATen as one-op expr_eval segments.
+// ATen, one such op per expr_eval segment.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // Which ops take which element types beyond the ordinary ones.
 // Complex values: the ops torch computes on them. No generated kernel has
-// a complex type, so every op on complex values runs through ATen as a
-// one-op expr_eval segment (the schedulers decide that, see
+// a complex type, so every op on complex values runs through ATen as
+// the one op of an expr_eval segment (the schedulers decide that, see
 // generated_kernel_rules.h); the builders refuse the others with a
 // TypeError naming the op.
 // Float8 values: storage only. Casts to and from them, copies and views

@@ -23,7 +23,8 @@ constexpr int64_t kMaxRecomputedReduction = 32;
 // values do not).
 bool hasKernelType(DataType t);
 // The first input or output of `e` whose dtype has no kernel type (nullptr
-// when none): such an op runs through ATen, as a one-op expr_eval segment.
+// when none): such an op runs through ATen, the one op of an expr_eval
+// segment.
 const Val* valueWithoutKernelType(const Expr* e);
 
 // Every value has a kernel type; every gather's lookup is an input of the

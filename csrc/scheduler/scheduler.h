@@ -18,7 +18,7 @@ class Scheduler {
 
 // Shared checks used by several schedulers.
 bool isMatmulLike(const Expr* e);
-// Ops only ATen computes here, each a one-op expr_eval segment: matmul,
+// Ops only ATen computes here, one per expr_eval segment: matmul,
 // linear, cumsum (a scan), scatter (writes at run-time indices) and
 // aten_call (a library operator called by name).
 bool isAtenOnly(const Expr* e);

@@ -46,7 +46,8 @@ class SegmentedFusion {
 
   // Bytes of intermediates that cross segment boundaries: written once by
   // the producing kernel (unless it is a fusion output) and read by every
-  // consuming segment. Views made by no_op groups move nothing.
+  // consuming segment. Views made by no_op groups, and an expr_eval
+  // group's views of its inputs, move nothing.
   int64_t boundaryBytes() const;
 
   // NVFUSER_DUMP=segmented_fusion

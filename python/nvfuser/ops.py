@@ -287,8 +287,9 @@ class Ops:
         strings. `results` lists the returns the fusion keeps as
         (return index, DataType, shape), each shape entry a size or
         (tensor argument, dim). Returns their Tensors, in that order. The
-        call runs through PyTorch's dispatcher as its own expr_eval
-        segment; only functional operators (no writes, no views) qualify.
+        call runs through PyTorch's dispatcher as the one ATen op of an
+        expr_eval segment; only functional operators (no writes, no views)
+        qualify.
         """
         self._fd._check_defining("aten_call")
         outs = aten_call.aten_call(self._fd, op, args, results, kwargs)

@@ -88,24 +88,41 @@ TEST(SchedulerTest, ASliceOfAnInputIsNotCopiedByAKernel) {
       << r.rejectionReasons(wholeView(f));
 }
 
-TEST(SchedulerTest, ExprEvalTakesViewsAroundItsAtenOpOnly) {
-  // x @ w.t() viewed as [2, 4, 16]: one expr_eval segment (a no_op segment
-  // per weight transpose cost an FX region's execute a segment each).
+TEST(SchedulerTest, ExprEvalTakesViewsOfItsOperandsOnly) {
+  // x @ w.t(): one expr_eval segment (a no_op segment per weight transpose
+  // cost an FX region's execute a segment each). The result's view is a
+  // segment of its own: a kernel reading it would plan for the result's
+  // dense layout.
   Fusion f;
   TensorView* x = defineTensor(f, {8, 32}, DataType::Float);
   TensorView* w = defineTensor(f, {16, 32}, DataType::Float);
   f.addOutput(reshape(matmul(x, permute(w, {1, 0})), {2, 4, 16}));
   auto sf = segmentFusion(f, Options());
-  EXPECT_EQ(describe(*sf), (V{"expr_eval: permute matmul reshape"}));
+  EXPECT_EQ(describe(*sf), (V{"expr_eval: permute matmul", "no_op: reshape"}));
+  SchedulerRegistry r;
+  EXPECT_NE(r.rejectionReasons(wholeView(f))
+                .find("expr_eval takes views of its operands only, but "
+                      "reshape"),
+            std::string::npos)
+      << r.rejectionReasons(wholeView(f));
+
+  // A transpose of the result read by a kernel joins the kernel (transpose
+  // tiles), as before.
+  Fusion t;
+  TensorView* a0 = defineTensor(t, {8, 32}, DataType::Float);
+  TensorView* b0 = defineTensor(t, {32, 16}, DataType::Float);
+  t.addOutput(unaryOp(UnaryOpType::Neg, permute(matmul(a0, b0), {1, 0})));
+  EXPECT_EQ(describe(*segmentFusion(t, Options())),
+            (V{"expr_eval: matmul", "pointwise: permute neg"}));
 
   // A value computed next to it is a kernel's, not ATen's.
   Fusion g;
   TensorView* a = defineTensor(g, {8, 32}, DataType::Float);
   TensorView* b = defineTensor(g, {32, 16}, DataType::Float);
   g.addOutput(matmul(a, unaryOp(UnaryOpType::Neg, b)->asTensor()));
-  SchedulerRegistry r;
   EXPECT_NE(r.proposeScheduler(wholeView(g)), SchedulerType::ExprEval);
-  EXPECT_NE(r.rejectionReasons(wholeView(g)).find("and view ops, not neg"),
+  EXPECT_NE(r.rejectionReasons(wholeView(g))
+                .find("and views of its operands, not neg"),
             std::string::npos)
       << r.rejectionReasons(wholeView(g));
   // Two ATen ops are two segments.
