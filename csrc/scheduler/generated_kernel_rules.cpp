@@ -124,21 +124,6 @@ Decision generatedKernelFits(const std::vector<const Expr*>& exprs,
 }
 
 namespace {
-// Ops whose output can be a view of their input (a no_op segment decides
-// whether it is).
-bool isViewExpr(const Expr* e) {
-  switch (e->type()) {
-    case ExprType::Reshape:
-    case ExprType::Broadcast:
-    case ExprType::Squeeze:
-    case ExprType::Expand:
-    case ExprType::Permute:
-    case ExprType::Slice:
-      return true;
-    default:
-      return false;
-  }
-}
 
 // Whether the no_op scheduler takes `exprs` on their own (views of their
 // inputs, no copy).

@@ -43,32 +43,26 @@ bool isDenseRowMajor(const TensorView* tv, const SegmentView& view) {
 }  // namespace
 
 Decision isViewOp(const Expr* e, const SegmentView& view) {
-  switch (e->type()) {
-    case ExprType::Broadcast:
-    case ExprType::Expand:
-    case ExprType::Permute:
-    case ExprType::Squeeze:
-    case ExprType::Slice:
-      return Decision::yes();
-    case ExprType::Reshape: {
-      ReshapeClassification c = classifyReshape(exprAs<ReshapeOp>(e));
-      if (c.concretizesExpandedDim) {
-        return Decision::no(exprRef(e) +
-                            " materializes an expanded dim (not a view)");
-      }
-      // Splits (and size-1 dims added or removed) are views on any strides:
-      // LitGPT's v (its sliced size-1 dim reshaped away), an HF fused
-      // qkv's slice split into heads.
-      if (!c.splitsOnly && !isDenseRowMajor(e->input(0)->asTensor(), view)) {
-        return Decision::no(exprRef(e) +
-                            " reshapes a permuted or sliced tensor (a copy, "
-                            "not a view)");
-      }
-      return Decision::yes();
-    }
-    default:
-      return Decision::no(exprRef(e) + " computes values (not a view op)");
+  if (!isViewExpr(e)) {
+    return Decision::no(exprRef(e) + " computes values (not a view op)");
   }
+  if (e->type() != ExprType::Reshape) {
+    return Decision::yes();
+  }
+  ReshapeClassification c = classifyReshape(exprAs<ReshapeOp>(e));
+  if (c.concretizesExpandedDim) {
+    return Decision::no(exprRef(e) +
+                        " materializes an expanded dim (not a view)");
+  }
+  // Splits (and size-1 dims added or removed) are views on any strides:
+  // LitGPT's v (its sliced size-1 dim reshaped away), an HF fused qkv's
+  // slice split into heads.
+  if (!c.splitsOnly && !isDenseRowMajor(e->input(0)->asTensor(), view)) {
+    return Decision::no(exprRef(e) +
+                        " reshapes a permuted or sliced tensor (a copy, "
+                        "not a view)");
+  }
+  return Decision::yes();
 }
 
 Decision NoOpScheduler::canSchedule(const SegmentView& view) const {

@@ -23,6 +23,9 @@ bool isMatmulLike(const Expr* e);
 // aten_call (a library operator called by name).
 bool isAtenOnly(const Expr* e);
 bool isReductionLike(const Expr* e);
+// Ops whose output can be a view of their input: broadcast, expand,
+// permute, squeeze, slice, reshape (isViewOp decides for a reshape).
+bool isViewExpr(const Expr* e);
 // "op T3" for reasons.
 std::string exprRef(const Expr* e);
 // Pads with non-zero widths and cats nest one branch per op in a generated

@@ -38,6 +38,20 @@ bool isReductionLike(const Expr* e) {
   return e->type() == ExprType::Reduction || e->type() == ExprType::VarMean;
 }
 
+bool isViewExpr(const Expr* e) {
+  switch (e->type()) {
+    case ExprType::Reshape:
+    case ExprType::Broadcast:
+    case ExprType::Squeeze:
+    case ExprType::Expand:
+    case ExprType::Permute:
+    case ExprType::Slice:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::string exprRef(const Expr* e) {
   return e->opName() + " " + e->output(0)->ref();
 }

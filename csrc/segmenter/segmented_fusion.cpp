@@ -6,23 +6,11 @@
 
 #include "analysis/tensor_shape.h"
 #include "ir/exprs.h"
+#include "scheduler/scheduler.h"
 
 namespace nvfuser {
 
 namespace {
-bool isViewExpr(const Expr* e) {
-  switch (e->type()) {
-    case ExprType::Broadcast:
-    case ExprType::Expand:
-    case ExprType::Permute:
-    case ExprType::Squeeze:
-    case ExprType::Slice:
-    case ExprType::Reshape:  // a view in the groups that make views
-      return true;
-    default:
-      return false;
-  }
-}
 
 // Whether g only views tv from one of its inputs: a no_op group's
 // outputs, and the views an expr_eval group makes of its inputs (a
