@@ -1,7 +1,5 @@
 #include "scheduler/expr_eval_scheduler.h"
 
-#include <unordered_set>
-
 #include "ir/exprs.h"
 #include "scheduler/generated_kernel_rules.h"
 #include "scheduler/no_op_scheduler.h"
@@ -18,13 +16,12 @@ bool needsAten(const Expr* e) {
 
 Decision ExprEvalScheduler::canSchedule(const SegmentView& view) const {
   const Expr* atenOp = nullptr;
-  // Values the ATen op's results reach through the segment's views (the
-  // body is in position order, so producers come first).
-  std::unordered_set<const Val*> ofResult;
+  // The body is in position order: the ATen op comes before any view of
+  // its results, and the first such view is refused.
   for (const Expr* e : view.body()) {
     // Views first: a view of complex values takes no op's place.
     if (isViewOp(e, view)) {
-      if (ofResult.count(e->input(0)) > 0) {
+      if (atenOp != nullptr && e->input(0)->definition() == atenOp) {
         // Its consumer kernel plans for the result's own layout and takes
         // the view itself (a transposed read through tiles).
         return Decision::no("expr_eval takes views of its operands only, but " +
@@ -34,7 +31,6 @@ Decision ExprEvalScheduler::canSchedule(const SegmentView& view) const {
     }
     if (needsAten(e) && atenOp == nullptr) {
       atenOp = e;
-      ofResult.insert(e->outputs().begin(), e->outputs().end());
     } else {
       return Decision::no(
           "expr_eval takes exactly one matmul/linear/cumsum/scatter/aten_call "

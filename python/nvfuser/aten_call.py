@@ -4,10 +4,10 @@ The compiler does not generate every kernel: attention, the embedding's
 backward and other library kernels are ATen's. ``aten_call`` puts such a
 call into a definition (it runs as the one ATen op of an ``expr_eval``
 segment, through PyTorch's dispatcher, as eager would call it) so the ops
-around it still fuse. This module reads the operator's schema and flattens the call into
-what the core stores: each argument in schema order as a fusion input or a
-constant, and for each result the fusion keeps its return index, dtype and
-shape (each dim a size or ``(tensor, dim)``: the extent of a dim of a
+around it still fuse. This module reads the operator's schema and flattens
+the call into what the core stores: each argument in schema order as a
+fusion input or a constant, and for each result the fusion keeps its return
+index, dtype and shape (each dim a size or ``(tensor, dim)``: the extent of a dim of a
 tensor argument).
 """
 
