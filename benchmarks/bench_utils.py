@@ -14,6 +14,7 @@ case never runs on an earlier case's graphs or past the recompile limit
 
 import collections
 import importlib
+import os
 import statistics
 import time
 import traceback
@@ -36,7 +37,7 @@ class Timer:
         times = []
         for _ in range(self.reps):
             if self.cuda:
-                self.flush.zero_()
+                l2_flush(self.flush)
                 start = torch.cuda.Event(enable_timing=True)
                 end = torch.cuda.Event(enable_timing=True)
                 start.record()
@@ -69,24 +70,57 @@ def _per_call(n, reps):
     return int(x) if x == int(x) else round(x, 2)
 
 
-def _flush_events():
-    """(names, count): the GPU-side events one L2 flush launches, found
-    once per process by profiling a flush alone."""
-    global _FLUSH_EVENTS
-    if _FLUSH_EVENTS is None:
+# How the L2 is flushed before every timed call (NVF_BENCH_FLUSH). "read"
+# (the default) reads a 256 MiB buffer: the L2 is left holding clean lines
+# only, so every call starts from the same cold L2 and pays for its own
+# work alone, as under Nsight Compute's cache control. "write" zeroes the
+# buffer (Triton's do_bench does): the L2 is left full of dirty lines whose
+# write-back the first kernel after the flush pays for. On an H100 that
+# added about 6 us to every RoPE kernel of every executor (partial rotary's
+# forward: 29.8 us after a read, 35.8 after a write), and a GPU-side wait of
+# ~100 us after the write did not drain it
+# (benchmarks/results/session28_2026-12-06_h100.md).
+FLUSH_MODES = ("read", "write")
+
+
+def flush_mode():
+    mode = os.environ.get("NVF_BENCH_FLUSH", "read")
+    if mode not in FLUSH_MODES:
+        raise ValueError("NVF_BENCH_FLUSH=%r: one of %s" % (mode,
+                                                            FLUSH_MODES))
+    return mode
+
+
+def l2_flush(buf, mode=None):
+    """One L2 flush through buf (the 256 MiB flush buffer), `mode` one of
+    FLUSH_MODES (default: flush_mode())."""
+    if (mode or flush_mode()) == "read":
+        # One read pass: the max of each 4 KiB row of uint8, one kernel
+        # (a whole-buffer max also launches a memset, whose name a
+        # measured function's memsets share; profile_kernels tells the
+        # flush's kernels by name).
+        buf.view(-1, 4096).amax(dim=1)
+    else:
+        buf.zero_()
+
+
+def _flush_events(mode):
+    """(names, count): the GPU-side events one L2 flush of `mode` launches,
+    found once per process and mode by profiling a flush alone."""
+    if mode not in _FLUSH_EVENTS:
         flush = _flush_buffer()
-        flush.zero_()
+        l2_flush(flush, mode)
         torch.cuda.synchronize()
         acts = [torch.profiler.ProfilerActivity.CUDA]
         with torch.profiler.profile(activities=acts) as prof:
-            flush.zero_()
+            l2_flush(flush, mode)
             torch.cuda.synchronize()
         names = [e.name for e in prof.events() if _is_gpu_event(e)]
-        _FLUSH_EVENTS = (frozenset(names), len(names))
-    return _FLUSH_EVENTS
+        _FLUSH_EVENTS[mode] = (frozenset(names), len(names))
+    return _FLUSH_EVENTS[mode]
 
 
-_FLUSH_EVENTS = None
+_FLUSH_EVENTS = {}
 
 
 def _flush_buffer():
@@ -110,7 +144,7 @@ def without_flushes(events, flush_names, per_flush, flushes):
     return kept
 
 
-def profile_kernels(fn, reps=10, names=False, flush_l2=True):
+def profile_kernels(fn, reps=10, names=False, flush_l2=True, flush=None):
     """What fn() runs on the GPU, per call, from one profiler session over
     `reps` calls (fn is called once before, outside it): kernel_ms (the
     GPU-side events' durations summed: no host gaps), kernels (GPU-side
@@ -123,14 +157,15 @@ def profile_kernels(fn, reps=10, names=False, flush_l2=True):
     times of inputs that nearly fit in L2 would otherwise depend on what
     the previous call left there."""
     fn()
-    flush_names, per_flush = _flush_events() if flush_l2 else ((), 0)
-    flush = _flush_buffer() if flush_l2 else None
+    mode = (flush or flush_mode()) if flush_l2 else None
+    flush_names, per_flush = _flush_events(mode) if flush_l2 else ((), 0)
+    buf = _flush_buffer() if flush_l2 else None
     torch.cuda.synchronize()
     acts = [torch.profiler.ProfilerActivity.CUDA]
     with torch.profiler.profile(activities=acts) as prof:
         for _ in range(reps):
-            if flush is not None:
-                flush.zero_()
+            if buf is not None:
+                l2_flush(buf, mode)
             fn()
         torch.cuda.synchronize()
     events = [(e.name, _gpu_us(e)) for e in prof.events()

@@ -6,7 +6,7 @@
 #   OUT_DIR=$OUT bash benchmarks/device_suite.sh [step ...]
 #
 # Steps (default: all, in this order): tests fx_tests demo pointwise norm
-# embedding fx_backend rope rope_kernels rope_ncu region_ab warm host_cost
+# embedding fx_backend rope rope_kernels rope_ncu rope_rounds region_ab warm host_cost
 # model fuzz dist. host_cost: ATen's own host time per op on this machine
 # (benchmarks/aten_host_cost.py), the yardstick for NVFUSER_DUMP=host_time.
 # embedding: the embedding backward's weight gradient, ATen's, ours
@@ -52,7 +52,7 @@ step setup 300 bash scripts/setup.sh || {
 
 want() { [ $# -eq 0 ] || [[ " $* " == *" $STEP "* ]]; }
 ARGS=("$@")
-for STEP in tests fx_tests demo pointwise norm embedding fx_backend rope rope_kernels rope_ncu region_ab warm host_cost model fuzz dist; do
+for STEP in tests fx_tests demo pointwise norm embedding fx_backend rope rope_kernels rope_ncu rope_rounds region_ab warm host_cost model fuzz dist; do
   want "${ARGS[@]}" || continue
   case "$STEP" in
     tests)
@@ -116,6 +116,13 @@ for STEP in tests fx_tests demo pointwise norm embedding fx_backend rope rope_ke
       tar -czf "$OUT_DIR/rope_kernels.tgz" -C "$OUT_DIR" rope_kernels &&
         rm -rf "$OUT_DIR/rope_kernels"
       "$PY" benchmarks/rope/dump_compiled.py --summary "$OUT_DIR/rope_kernels.tgz" ;;
+    rope_rounds)
+      # RoPE kernel times in interleaved rounds under each L2 flush
+      # (benchmarks/rope/kernel_rounds.py; ROUNDS_VARIANTS, ROUNDS_MODES).
+      step rope_rounds 400 "$PY" benchmarks/rope/kernel_rounds.py \
+        ${ROUNDS_VARIANTS:+--variants "$ROUNDS_VARIANTS"} \
+        --modes "${ROUNDS_MODES:-fwd,bwd}" --json "$OUT_DIR/rope_rounds.json"
+      grep -E "^\|" "$OUT_DIR/rope_rounds.log" ;;
     region_ab)
       # NVFUSER_* settings A/B on the regions rope_kernels saved (run it in
       # the same call): AB_CONFIGS holds --config NAME=VAR=VALUE;... flags

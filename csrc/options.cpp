@@ -193,6 +193,9 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       // Register caps for one more block per SM (no spill) in pointwise
       // and serial-reduction kernels too, not only row kernels.
       "register_caps_everywhere",
+      // Pointwise slots in their input's order for innermost runs of any
+      // length (the fuzzer's).
+      "input_loop_order_everywhere",
   };
   static const std::vector<std::string> kDisable = {
       "input_forwarding", "extended_input_forwarding", "horizontal_fusion",
@@ -214,8 +217,9 @@ const std::vector<std::string>& Options::validNames(OptionGroup g) {
       "transpose_tiles",       // transposes read strided, no smem tiles
       "shared_reduction_loops",  // one loop per reduction, not per group
       "chained_sums",            // added sums each keep their own accumulator
-      "recompute_cat",  // torch.compile's partition saves cats and pads
-      "add_folds",      // adds of zeros and of disjoint pads as written
+      "recompute_cat",     // torch.compile's partition saves cats and pads
+      "add_folds",         // adds of zeros and of disjoint pads as written
+      "input_loop_order",  // pointwise slots in the outputs' order
   };
   return byGroup(g, kDump, kEnable, kDisable);
 }

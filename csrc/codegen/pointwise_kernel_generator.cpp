@@ -74,8 +74,9 @@ KernelSource PointwiseKernelGenerator::slotKernel(
     const std::string rel = begin == "0" ? "slot" : "(slot - " + begin + ")";
     loopBody << "      " << indexType_ << " s = " << rel
              << (k > 1 ? " / " + std::to_string(k) : "") << ";\n"
-             << slotThreadGroup(k, rel) << interleavedCatOrder(fam) << "      "
-             << indexType_ << " i = s * " << fam.vectorWidth << ";\n"
+             << slotThreadGroup(k, rel) << interleavedCatOrder(fam)
+             << slotDimOrder(f, fam) << "      " << indexType_ << " i = s * "
+             << fam.vectorWidth << ";\n"
              << bodies.at(f);
   }
   loopBody << "    }\n";
@@ -195,6 +196,37 @@ std::string PointwiseKernelGenerator::interleavedCatOrder(
          ";\n        s = s - r + ((r / " + n(r) + " % " + n(k) + ") * " +
          n(o->positions) + " + r / " + n(k * r) + ") * " + n(r) + " + r % " +
          n(r) + ";\n      }\n";
+}
+
+// Slot s counts vectors in the order of the plan's slotDims; the body
+// takes s in the outputs' row-major order, so s becomes that slot's
+// row-major number (a bijection on the family's slots).
+std::string PointwiseKernelGenerator::slotDimOrder(
+    size_t f, const OutputFamily& fam) const {
+  const std::vector<int64_t>& order = plan_.families.at(f).slotDims;
+  if (order.empty()) {
+    return "";
+  }
+  std::vector<int64_t> vectors = fam.loop;  // the innermost in vectors
+  vectors.back() /= fam.vectorWidth;
+  std::vector<int64_t> permuted;
+  std::string dims;
+  for (int64_t d : order) {
+    permuted.push_back(vectors.at(size_t(d)));
+    dims += " " + std::to_string(d);
+  }
+  const std::vector<IndexExpr> digits =
+      delinearize(IndexExpr::named("s"), permuted);
+  std::vector<IndexExpr> at(vectors.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    at[size_t(order[k])] = digits[k];
+  }
+  IndexExpr rowMajor;
+  for (size_t d = 0; d < vectors.size(); ++d) {
+    rowMajor = rowMajor * vectors[d] + at[d];
+  }
+  return "      s = " + rowMajor.str() + ";  // loop dims in the order" + dims +
+         " (the input read most)\n";
 }
 
 }  // namespace codegen_detail

@@ -41,6 +41,9 @@ class PointwiseKernelGenerator : public KernelValueBuilder {
   // The statement reordering slot `s` of `fam` when the plan names an
   // interleaved cat among its outputs (kernel_plan.h), else "".
   std::string interleavedCatOrder(const OutputFamily& fam) const;
+  // The statement reordering slot `s` of family f when the plan orders its
+  // loop dims (OutputFamilyPlan::slotDims), else "".
+  std::string slotDimOrder(size_t f, const OutputFamily& fam) const;
   // With k threads per slot (rel: the slot's place in its family's
   // range): nvf_k, the lane's place in the group, and nvf_group, the
   // group's lane mask; "" for k = 1.

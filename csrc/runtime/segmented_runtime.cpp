@@ -121,6 +121,10 @@ SegmentedRuntime::SegmentedRuntime(std::unique_ptr<SegmentedFusion> segmented,
   }
   planOptions.registerCapsEverywhere =
       options.enabled("register_caps_everywhere");
+  planOptions.inputLoopOrder = !options.disabled("input_loop_order");
+  if (options.enabled("input_loop_order_everywhere")) {
+    planOptions.inputOrderMinRunBytes = 0;
+  }
   planOptions.device = deviceTraits(args, options);
   planOptions.laneProof = generatorLaneProof(codegen);
   const Fusion& complete = segmented_->completeFusion();

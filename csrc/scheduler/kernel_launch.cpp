@@ -112,7 +112,8 @@ std::vector<OutputFamilyPlan> planOutputFamilies(const Fusion& segment,
         std::find_if(families.begin(), families.end(),
                      [&](const OutputFamilyPlan& f) { return f.loop == loop; });
     if (fam == families.end()) {
-      families.push_back(OutputFamilyPlan{loop, {}, numel(tv), 1, {}, 1, {}});
+      families.push_back(
+          OutputFamilyPlan{loop, {}, numel(tv), 1, {}, 1, {}, {}});
       fam = families.end() - 1;
     }
     fam->outputs.push_back(o);

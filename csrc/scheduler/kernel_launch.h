@@ -66,6 +66,10 @@ struct OutputFamilyPlan {
   int64_t threadsPerSlot = 1;
   // Outputs of the reductions' input shape written inside their loops.
   std::vector<LoopOutputPlan> loopOutputs;
+  // Pointwise: the loop dims in the order the slots take them, outermost
+  // first, the innermost last (scheduler/input_loop_order.h); empty:
+  // row-major, the outputs' order.
+  std::vector<int64_t> slotDims;
 };
 
 // The families of a pointwise or serial-reduction kernel, in output order.

@@ -10,6 +10,7 @@
 #include "exceptions.h"
 #include "scheduler/family_order.h"
 #include "scheduler/generated_kernel_rules.h"
+#include "scheduler/input_loop_order.h"
 #include "scheduler/loop_outputs.h"
 #include "scheduler/reduction_analysis.h"
 #include "scheduler/scheduler.h"
@@ -146,6 +147,10 @@ Decision planAtWidths(SchedulerType type, const Fusion& segment,
       }
       plan->strategy = KernelStrategy::Pointwise;
       planSlots(segment, options, plan);
+      if (options.inputLoopOrder) {
+        planInputLoopOrder(segment, options.inputStrides, plan->interleavedCats,
+                           options.inputOrderMinRunBytes, &plan->families);
+      }
       return Decision::yes();
     case SchedulerType::InnerPersistent:
       if (!plan->rows.active) {

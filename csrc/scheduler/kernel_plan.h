@@ -16,6 +16,7 @@
 #include "ir/exprs.h"
 #include "ir/fusion.h"
 #include "scheduler/decision.h"
+#include "scheduler/input_loop_order.h"
 #include "scheduler/interleaved_cat.h"
 #include "scheduler/kernel_launch.h"
 #include "scheduler/row_reduction_plan.h"
@@ -138,6 +139,14 @@ struct KernelPlanOptions {
   // kernels always are (NVFUSER_ENABLE=register_caps_everywhere; an
   // experiment, not measured as a default).
   bool registerCapsEverywhere = false;
+  // Pointwise families take their slots in the memory order of the input
+  // they read most (input_loop_order.h; NVFUSER_DISABLE=input_loop_order:
+  // the outputs' order).
+  bool inputLoopOrder = true;
+  // ...where the innermost runs of every output are whole multiples of
+  // this many bytes (NVFUSER_ENABLE=input_loop_order_everywhere: 0, runs
+  // of any length, how the fuzzer reaches the order with small tensors).
+  int64_t inputOrderMinRunBytes = kMinInputOrderRunBytes;
   // Strides (elements) of the segment's inputs the kernel is specialized
   // to, per input; empty, or an empty entry: dense.
   std::vector<std::vector<int64_t>> inputStrides;

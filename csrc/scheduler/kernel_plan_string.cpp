@@ -22,6 +22,10 @@ void printFamily(std::ostream& os, size_t f, const OutputFamilyPlan& fam) {
     os << ", output " << l.output << " in the loop of "
        << l.reduction->output(0)->ref();
   }
+  if (!fam.slotDims.empty()) {
+    os << ", slots in loop dim order " << listToString(fam.slotDims)
+       << " (the input read most)";
+  }
 }
 
 void printRows(std::ostream& os, const KernelPlan& plan) {

@@ -486,16 +486,18 @@ def test_register_caps_everywhere_compile_pointwise_kernels_for_occupancy(
     # two forward kernels (48 and 44 registers: 10 and 11 blocks of 128 per
     # SM) are compiled again with a cap of 40 (12 blocks), which ptxas
     # meets without spilling, so they keep it. By default only row kernels
-    # are tuned.
+    # are tuned. (Slots in the outputs' order: in q_lin's order the second
+    # kernel takes 43 registers, and 40 spill 4 bytes.)
     import re
     cfg = rv.sized("mistral_nemo_hf", 4096)
     with FusionDefinition() as fd:
         rv.define_forward(fd, cfg)
     ins = rv.forward_inputs(cfg)
-    _, plain = _compiled(fd, ins, capfd, monkeypatch)
+    off = "kernel_cache,input_loop_order"
+    _, plain = _compiled(fd, ins, capfd, monkeypatch, disable=off)
     assert "maxrregcount" not in plain
     _, capped = _compiled(fd, ins, capfd, monkeypatch,
-                          "register_caps_everywhere")
+                          "register_caps_everywhere", disable=off)
     caps = re.findall(r"with\s+(\d+) of maxrregcount", capped)
     assert "40" in caps, capped
     spills = [int(b) for b in re.findall(r"(\d+) bytes spill stores",

@@ -94,11 +94,15 @@ FuzzOutcome runFuzzCase(uint64_t seed, int maxOps, bool compileKernels,
     // Every fourth seed plans for a GPU of one SM of 32 threads: the plans
     // that need a large problem on a full GPU (loop outputs) with the
     // fuzzer's small tensors.
-    // Every fourth seed, from 2, tiles transposes of any size.
-    Options options = seed % 4 == 3   ? Options().withDevice(1, 32)
-                      : seed % 4 == 2 ? Options().withOverrides(
-                                            {"transpose_tiles_everywhere"}, {})
-                                      : Options();
+    // Every fourth seed, from 2, tiles transposes of any size; from 1,
+    // orders pointwise slots by their input for runs of any length.
+    Options options =
+        seed % 4 == 3 ? Options().withDevice(1, 32)
+        : seed % 4 == 2
+            ? Options().withOverrides({"transpose_tiles_everywhere"}, {})
+        : seed % 4 == 1
+            ? Options().withOverrides({"input_loop_order_everywhere"}, {})
+            : Options();
     if (*disable != '\0') {
       options = options.withOverrides({}, {disable});
     }
@@ -123,6 +127,7 @@ FuzzOutcome runFuzzCase(uint64_t seed, int maxOps, bool compileKernels,
           {"// chained sum", &FuzzOutcome::chainedSumKernels},
           {"in this loop", &FuzzOutcome::loopOutputKernels},
           {"staged in shared memory", &FuzzOutcome::transposeKernels},
+          {"(the input read most)", &FuzzOutcome::inputOrderKernels},
           {"lanes do not hold", &FuzzOutcome::narrowedKernels}};
       for (const auto& kernel : runtime.kernels()) {
         for (const auto& [marker, count] : kMarkers) {

@@ -27,6 +27,8 @@ struct FuzzOutcome {
   // Kernels storing outputs inside a reduction's loop (loop_outputs.h).
   int64_t loopOutputKernels = 0;
   int64_t transposeKernels = 0;  // shared-memory tiles (transpose_plan.h)
+  // Kernels whose slots follow an input's order (input_loop_order.h).
+  int64_t inputOrderKernels = 0;
   // Kernels with a vector narrower than the bytes allow (the lane proof,
   // scheduler/kernel_plan.h).
   int64_t narrowedKernels = 0;

@@ -144,6 +144,8 @@ int main(int argc, char** argv) {
       {&FuzzOutcome::loopOutputKernels, "loop outputs", " with loop outputs"},
       {&FuzzOutcome::transposeKernels, "transpose tiles",
        " with transpose tiles"},
+      {&FuzzOutcome::inputOrderKernels, "input order",
+       " with slots in an input's order"},
       {&FuzzOutcome::narrowedKernels, "narrowed vectors",
        " with narrowed vectors"}};
   constexpr size_t kNumFeatures = sizeof(kFeatures) / sizeof(kFeatures[0]);

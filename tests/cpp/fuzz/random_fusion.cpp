@@ -39,6 +39,9 @@ class Generator {
     if (seed_ % 16 == 13 || seed_ % 16 == 15) {
       addSumPair(operand());
     }
+    if (seed_ % 16 == 5) {  // fuzz_case plans these in their input's order
+      addOuterPermute();
+    }
     return std::move(result_);
   }
 
@@ -443,6 +446,34 @@ class Generator {
   // dim d plus a tensor summed over its dim d of the same length (or x
   // again: one loop), of length 1 (no loop) or of another length, or over
   // two dims (a GQA group's heads).
+  // neg(x) with two outer dims of x swapped, the innermost kept, as an
+  // output: a pointwise kernel reading x in an order other than its
+  // output's (scheduler/input_loop_order.h), where x has two outer dims
+  // of more than one element (the latest such value).
+  void addOuterPermute() {
+    for (auto it = pool_.rbegin(); it != pool_.rend(); ++it) {
+      const std::vector<int64_t> shape = concreteShape(*it);
+      std::vector<int64_t> outer;
+      for (size_t d = 0; d + 1 < shape.size(); ++d) {
+        if (shape[d] > 1) {
+          outer.push_back(static_cast<int64_t>(d));
+        }
+      }
+      if (outer.size() < 2 || shape.back() < 2 ||
+          (*it)->dtype() == DataType::Bool) {
+        continue;
+      }
+      std::vector<int64_t> perm(shape.size());
+      std::iota(perm.begin(), perm.end(), 0);
+      const size_t a =
+          static_cast<size_t>(pick(static_cast<int>(outer.size())));
+      std::swap(perm[size_t(outer[a])],
+                perm[size_t(outer[(a + 1) % outer.size()])]);
+      f().addOutput(unaryOp(UnaryOpType::Neg, permute(*it, perm)));
+      return;
+    }
+  }
+
   void addSumPair(TensorView* x) {
     const std::vector<int64_t> shape = concreteShape(x);
     const int64_t rank = static_cast<int64_t>(shape.size());
