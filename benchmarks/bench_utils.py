@@ -72,7 +72,7 @@ def _per_call(n, reps):
 
 # How the L2 is flushed before every timed call (NVF_BENCH_FLUSH). "read"
 # (the default) reads a 256 MiB buffer: the L2 is left holding clean lines
-# only, so every call starts from the same cold L2 and pays for its own
+# (and the flush's 64 KiB result), so every call starts from the same cold L2 and pays for its own
 # work alone, as under Nsight Compute's cache control. "write" zeroes the
 # buffer (Triton's do_bench does): the L2 is left full of dirty lines whose
 # write-back the first kernel after the flush pays for. On an H100 that
@@ -94,7 +94,10 @@ def flush_mode():
 def l2_flush(buf, mode=None):
     """One L2 flush through buf (the 256 MiB flush buffer), `mode` one of
     FLUSH_MODES (default: flush_mode())."""
-    if (mode or flush_mode()) == "read":
+    mode = mode or flush_mode()
+    if mode not in FLUSH_MODES:
+        raise ValueError("L2 flush %r: one of %s" % (mode, FLUSH_MODES))
+    if mode == "read":
         # One read pass: the max of each 4 KiB row of uint8, one kernel
         # (a whole-buffer max also launches a memset, whose name a
         # measured function's memsets share; profile_kernels tells the

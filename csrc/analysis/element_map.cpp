@@ -43,24 +43,10 @@ Coords broadcastTo(const TensorView* operand, Coords c) {
   return c;
 }
 
-// The tensor operands `e` reads for its output element at `c`, each with
-// its coordinates (a pad's fill and a cat's other parts read nothing);
-// false for an op that is not an index map.
-bool operandsAt(const Expr* e, const Coords& c, std::vector<Step>* out) {
-  if (isElementwise(e)) {
-    for (const Val* in : e->inputs()) {
-      if (in->isTensor()) {
-        out->emplace_back(in, broadcastTo(in->asTensor(), c));
-      }
-    }
-    return true;
-  }
-  if (movesDimsOnly(e)) {
-    out->emplace_back(e->input(0), operandDims(e, c, int64_t{0}));
-    return true;
-  }
-  const TensorView* in =
-      e->input(0)->isTensor() ? e->input(0)->asTensor() : nullptr;
+// The operand of an expand, reshape, slice or pad at the consumer's
+// coordinates `c`, or the part of a cat that holds them.
+bool indexMapOperands(const Expr* e, const Coords& c, std::vector<Step>* out) {
+  const TensorView* in = e->input(0)->asTensor();
   switch (e->type()) {
     case ExprType::Expand:
       out->emplace_back(in, broadcastTo(in, c));
@@ -106,10 +92,38 @@ bool operandsAt(const Expr* e, const Coords& c, std::vector<Step>* out) {
       }
       return true;
     }
+    default:
+      return false;
+  }
+}
+
+// The tensor operands `e` reads for its output element at `c`, each with
+// its coordinates (a pad's fill and a cat's other parts read nothing);
+// false for an op that is not an index map.
+bool operandsAt(const Expr* e, const Coords& c, std::vector<Step>* out) {
+  if (isElementwise(e)) {
+    for (const Val* in : e->inputs()) {
+      if (in->isTensor()) {
+        out->emplace_back(in, broadcastTo(in->asTensor(), c));
+      }
+    }
+    return true;
+  }
+  if (movesDimsOnly(e)) {
+    out->emplace_back(e->input(0), operandDims(e, c, int64_t{0}));
+    return true;
+  }
+  switch (e->type()) {
     case ExprType::Full:
     case ExprType::Iota:
     case ExprType::Rng:
       return true;  // computed from the index: no operand
+    case ExprType::Expand:
+    case ExprType::Reshape:
+    case ExprType::Slice:
+    case ExprType::Pad:
+    case ExprType::Cat:
+      return indexMapOperands(e, c, out);
     default:
       return false;
   }

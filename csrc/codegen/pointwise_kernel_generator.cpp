@@ -207,6 +207,15 @@ std::string PointwiseKernelGenerator::slotDimOrder(
   if (order.empty()) {
     return "";
   }
+  std::vector<int64_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  NVF_ASSERT(
+      sorted.size() == fam.loop.size() &&
+          order.back() == static_cast<int64_t>(fam.loop.size()) - 1 &&
+          std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end() &&
+          sorted.front() == 0,
+      "the plan's slot order is not a permutation of the loop dims "
+      "with the innermost last");
   std::vector<int64_t> vectors = fam.loop;  // the innermost in vectors
   vectors.back() /= fam.vectorWidth;
   std::vector<int64_t> permuted;

@@ -124,15 +124,19 @@ std::optional<std::vector<int64_t>> orderOfStrides(
 std::optional<std::vector<int64_t>> familyOrder(
     const Fusion& segment, const OutputFamilyPlan& fam,
     const std::vector<std::vector<int64_t>>& inputStrides) {
-  for (size_t i : inputsBySize(segment)) {
+  std::vector<size_t> inputs = inputsBySize(segment);
+  inputs.resize(std::min(inputs.size(), kMaxOrderCandidates));
+  const size_t outputs = std::min(fam.outputs.size(), kMaxOrderCandidates);
+  for (size_t i : inputs) {
     const TensorView* in = segment.inputs()[i]->asTensor();
     const std::vector<int64_t>& given =
         i < inputStrides.size() ? inputStrides[i] : std::vector<int64_t>{};
     const std::vector<int64_t> strides =
         given.empty() ? denseStrides(concreteShape(in)) : given;
-    for (size_t o : fam.outputs) {
-      std::optional<std::vector<int64_t>> order = orderOfStrides(
-          loopStrides(segment.outputs()[o]->asTensor(), in, strides));
+    for (size_t k = 0; k < outputs; ++k) {
+      const TensorView* out = segment.outputs()[fam.outputs[k]]->asTensor();
+      std::optional<std::vector<int64_t>> order =
+          orderOfStrides(loopStrides(out, in, strides));
       if (order) {
         return order;
       }

@@ -23,16 +23,23 @@ namespace nvfuser {
 // later, by the run of the next head (on an H100 the partial-rotary
 // forward, runs of 160 bytes, went from 29.0 to 29.7 us).
 constexpr int64_t kMinInputOrderRunBytes = 128;
+// Inputs and outputs tried per family: a bounded number of walks, each
+// linear in the segment, keeps planning linear in it.
+constexpr size_t kMaxOrderCandidates = 4;
 
 // Sets slotDims of each family that takes its input's order: a family
 // with one thread per slot and no loop outputs, whose outputs no
 // interleaved cat orders, with at least two dims outside the innermost,
 // whose innermost dim is the input's contiguous one and spans a whole
 // multiple of minRunBytes (kMinInputOrderRunBytes unless told; 0: any
-// length) of every output. The input is the largest tensor
-// input (bytes) the family's first output reads through index maps only
-// (analysis/element_map.h); its strides are `inputStrides` (per input,
-// empty: dense).
+// length) of every output. The order is that of the largest tensor input
+// (bytes; of the kMaxOrderCandidates largest) that one of the family's
+// outputs (of its first kMaxOrderCandidates) reads through index maps only
+// (analysis/element_map.h) with every loop dim moving it: a GQA family's
+// q, not its k and v repeated over their group's heads. The strides are
+// `inputStrides` (per input, empty: dense), those the plan is made for: a
+// kernel specialized to other strides later keeps the order, as it keeps
+// a transpose plan.
 void planInputLoopOrder(const Fusion& segment,
                         const std::vector<std::vector<int64_t>>& inputStrides,
                         const std::vector<InterleavedCat>& interleavedCats,

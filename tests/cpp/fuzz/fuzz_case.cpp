@@ -20,6 +20,24 @@
 namespace nvfuser {
 
 namespace {
+// The plans a seed's fusion is made under. Every fourth seed plans for a
+// GPU of one SM of 32 threads: the plans that need a large problem on a
+// full GPU (loop outputs) with the fuzzer's small tensors. Every fourth
+// from 2 tiles transposes of any size; from 1, takes pointwise slots in
+// their input's order for runs of any length.
+Options seedOptions(uint64_t seed) {
+  switch (seed % 4) {
+    case 3:
+      return Options().withDevice(1, 32);
+    case 2:
+      return Options().withOverrides({"transpose_tiles_everywhere"}, {});
+    case 1:
+      return Options().withOverrides({"input_loop_order_everywhere"}, {});
+    default:
+      return Options();
+  }
+}
+
 // Bitwise (NaN equals NaN) when tolerant is false; else within 1e-2 on at
 // least 99% of the elements.
 bool sameValues(const at::Tensor& a, const at::Tensor& b, bool tolerant) {
@@ -91,18 +109,7 @@ FuzzOutcome runFuzzCase(uint64_t seed, int maxOps, bool compileKernels,
     policies.resize(1);
   }
   for (const char* disable : policies) {
-    // Every fourth seed plans for a GPU of one SM of 32 threads: the plans
-    // that need a large problem on a full GPU (loop outputs) with the
-    // fuzzer's small tensors.
-    // Every fourth seed, from 2, tiles transposes of any size; from 1,
-    // orders pointwise slots by their input for runs of any length.
-    Options options =
-        seed % 4 == 3 ? Options().withDevice(1, 32)
-        : seed % 4 == 2
-            ? Options().withOverrides({"transpose_tiles_everywhere"}, {})
-        : seed % 4 == 1
-            ? Options().withOverrides({"input_loop_order_everywhere"}, {})
-            : Options();
+    Options options = seedOptions(seed);
     if (*disable != '\0') {
       options = options.withOverrides({}, {disable});
     }

@@ -441,11 +441,6 @@ class Generator {
     add(reduction(ReductionOpType::Sum, xf, rows, coin(40)));
   }
 
-  // Two sums added at one index and read by nothing else, an output
-  // (chained sums, codegen/value_builder_chained_sums.cpp): x summed over
-  // dim d plus a tensor summed over its dim d of the same length (or x
-  // again: one loop), of length 1 (no loop) or of another length, or over
-  // two dims (a GQA group's heads).
   // neg(x) with two outer dims of x swapped, the innermost kept, as an
   // output: a pointwise kernel reading x in an order other than its
   // output's (scheduler/input_loop_order.h), where x has two outer dims
@@ -474,6 +469,11 @@ class Generator {
     }
   }
 
+  // Two sums added at one index and read by nothing else, an output
+  // (chained sums, codegen/value_builder_chained_sums.cpp): x summed over
+  // dim d plus a tensor summed over its dim d of the same length (or x
+  // again: one loop), of length 1 (no loop) or of another length, or over
+  // two dims (a GQA group's heads).
   void addSumPair(TensorView* x) {
     const std::vector<int64_t> shape = concreteShape(x);
     const int64_t rank = static_cast<int64_t>(shape.size());

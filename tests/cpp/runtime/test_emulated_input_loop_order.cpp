@@ -75,8 +75,8 @@ KernelPlan planOf(Fusion& f, const KernelPlanOptions& options = {}) {
 TEST(ElementMapTest, FollowsReshapesPermutesSlicesAndCats) {
   Fusion f;
   Rope r = ropeForward(f, 2, 5, 3, 8);
-  // out[b, g, t, d] reads q at d + 4 (the negated half) for d < 4: qkv
-  // [b, t, g * 24 + 0 * 8 + d + 4].
+  // out[b, g, t, d] reads q at d first (q * cos, the add's first
+  // operand): qkv [b, t, g * 3 * 8 + d].
   std::optional<std::vector<int64_t>> at =
       inputCoordinates(r.out, {1, 2, 3, 1}, r.qkv);
   ASSERT_TRUE(at.has_value());
@@ -175,6 +175,51 @@ TEST(InputLoopOrderTest, AStridedInputSetsTheOrder) {
   EXPECT_NE(generatedKernels(f, {in}).find(kReordered), std::string::npos);
   EXPECT_EQ(generatedKernels(f, {in}, kSwitchedOff).find(kReordered),
             std::string::npos);
+}
+
+TEST(InputLoopOrderTest, AnInterleavedCatsOrderComesFirst) {
+  // out [B, T, H, 2 * D] = permute(cat([-a, -b] as [B, H, 1, T, D], dim 2)):
+  // in a's order the slots would go [B, H, T, 2D]; the cat's positions,
+  // every D elements, order them instead (scheduler/interleaved_cat.h).
+  const int64_t B = 2, H = 4, T = 8, D = 32;
+  Fusion f;
+  auto part = [&](TensorView* t) {
+    return reshape(tv(unaryOp(UnaryOpType::Neg, t)), {B, H, 1, T, D});
+  };
+  TensorView* a = defineTensor(f, {B, H, T, D}, DataType::Float);
+  TensorView* b = defineTensor(f, {B, H, T, D}, DataType::Float);
+  TensorView* c = cat({part(a), part(b)}, 2);
+  f.addOutput(reshape(permute(c, {0, 3, 1, 2, 4}), {B, T, H, 2 * D}));
+  KernelPlan plan = planOf(f);
+  EXPECT_FALSE(plan.interleavedCats.empty());
+  EXPECT_TRUE(plan.families[0].slotDims.empty());
+  KernelPlanOptions noCatOrder;
+  noCatOrder.interleavedCatOrder = false;
+  EXPECT_EQ(planOf(f, noCatOrder).families[0].slotDims,
+            (std::vector<int64_t>{0, 2, 1, 3}));
+}
+
+TEST(InputLoopOrderTest, AnOrderedFamilyAfterAnotherMatchesAten) {
+  // Family 0 (x [96], output order) takes slots 0..23, the rotated q's
+  // family the rest: its slots are renumbered from its own first slot.
+  const int64_t B = 2, T = 8, G = 3, D = 32;
+  Fusion f;
+  TensorView* x = defineTensor(f, {96}, DataType::Float);
+  f.addOutput(tv(unaryOp(UnaryOpType::Neg, x)));
+  ropeForward(f, B, T, G, D);
+  KernelPlan plan = planOf(f);
+  ASSERT_EQ(plan.families.size(), 2u);
+  EXPECT_TRUE(plan.families[0].slotDims.empty());
+  EXPECT_EQ(plan.families[1].slotDims, (std::vector<int64_t>{0, 2, 1, 3}));
+  std::vector<at::Tensor> ins = {at::randn({96})};
+  for (const at::Tensor& t : ropeInputs(B, T, G, D)) {
+    ins.push_back(t);
+  }
+  EmulatedRun run = runEmulatedAndAten(f, ins);
+  ASSERT_EQ(run.atenError, "");
+  ASSERT_EQ(run.kernels, 1u);
+  EXPECT_TRUE(at::equal(run.outs[0], run.ref[0]));
+  EXPECT_TRUE(at::equal(run.outs[1], run.ref[1]));
 }
 
 TEST(InputLoopOrderTest, ReorderedRopeKernelsMatchAten) {
