@@ -29,6 +29,15 @@ int64_t denseBytes(const TensorView* tv) {
   return numel(tv) * dataTypeSize(tv->dtype());
 }
 
+std::vector<int64_t> givenOrDenseStrides(
+    const TensorView* tv, const std::vector<std::vector<int64_t>>& given,
+    size_t i) {
+  if (i < given.size() && !given[i].empty()) {
+    return given[i];
+  }
+  return denseStrides(concreteShape(tv));
+}
+
 std::vector<int64_t> shapeWithoutOnes(const TensorView* tv) {
   std::vector<int64_t> out;
   for (int64_t s : concreteShape(tv)) {

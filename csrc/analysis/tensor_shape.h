@@ -17,6 +17,12 @@ int64_t numel(const TensorView* tv);
 std::vector<int64_t> denseStrides(const std::vector<int64_t>& shape);
 // Bytes the tensor takes when materialized densely.
 int64_t denseBytes(const TensorView* tv);
+// The strides of input `i`, a tensor, from `given` (per input, as a plan's
+// options hold them): its entry, or dense where the entry is empty or
+// missing.
+std::vector<int64_t> givenOrDenseStrides(
+    const TensorView* tv, const std::vector<std::vector<int64_t>>& given,
+    size_t i);
 // The sizes with every size-1 dim removed.
 std::vector<int64_t> shapeWithoutOnes(const TensorView* tv);
 // The canonical logical extents without reduction dims and without the dims

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <numeric>
 #include <optional>
 #include <sstream>
 
@@ -207,15 +208,13 @@ std::string PointwiseKernelGenerator::slotDimOrder(
   if (order.empty()) {
     return "";
   }
-  std::vector<int64_t> sorted = order;
-  std::sort(sorted.begin(), sorted.end());
-  NVF_ASSERT(
-      sorted.size() == fam.loop.size() &&
-          order.back() == static_cast<int64_t>(fam.loop.size()) - 1 &&
-          std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end() &&
-          sorted.front() == 0,
-      "the plan's slot order is not a permutation of the loop dims "
-      "with the innermost last");
+  std::vector<int64_t> loopDims(fam.loop.size());
+  std::iota(loopDims.begin(), loopDims.end(), 0);
+  NVF_ASSERT(std::is_permutation(order.begin(), order.end(), loopDims.begin(),
+                                 loopDims.end()) &&
+                 order.back() == loopDims.back(),
+             "the plan's slot order is not a permutation of the loop dims "
+             "with the innermost last");
   std::vector<int64_t> vectors = fam.loop;  // the innermost in vectors
   vectors.back() /= fam.vectorWidth;
   std::vector<int64_t> permuted;

@@ -53,7 +53,8 @@ std::vector<int64_t> loopStrides(const TensorView* out, const Val* input,
   return origin ? steps : std::vector<int64_t>{};
 }
 
-// The tensor inputs a kernel reads from memory, largest (bytes) first.
+// The kMaxOrderCandidates largest (bytes) tensor inputs a kernel reads
+// from memory, largest first.
 std::vector<size_t> inputsBySize(const Fusion& segment) {
   std::vector<size_t> order;
   for (size_t i = 0; i < segment.inputs().size(); ++i) {
@@ -63,11 +64,11 @@ std::vector<size_t> inputsBySize(const Fusion& segment) {
     }
   }
   auto bytes = [&](size_t i) {
-    const TensorView* t = segment.inputs()[i]->asTensor();
-    return numel(t) * dataTypeSize(t->dtype());
+    return denseBytes(segment.inputs()[i]->asTensor());
   };
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return bytes(a) > bytes(b); });
+  order.resize(std::min(order.size(), kMaxOrderCandidates));
   return order;
 }
 
@@ -121,18 +122,16 @@ std::optional<std::vector<int64_t>> orderOfStrides(
 // The order of the largest input some output of the family reads through
 // index maps with every loop dim moving it (a GQA forward's q, where its
 // k and v outputs repeat their group's element over the heads).
+// `inputs`: inputsBySize's.
 std::optional<std::vector<int64_t>> familyOrder(
     const Fusion& segment, const OutputFamilyPlan& fam,
+    const std::vector<size_t>& inputs,
     const std::vector<std::vector<int64_t>>& inputStrides) {
-  std::vector<size_t> inputs = inputsBySize(segment);
-  inputs.resize(std::min(inputs.size(), kMaxOrderCandidates));
   const size_t outputs = std::min(fam.outputs.size(), kMaxOrderCandidates);
   for (size_t i : inputs) {
     const TensorView* in = segment.inputs()[i]->asTensor();
-    const std::vector<int64_t>& given =
-        i < inputStrides.size() ? inputStrides[i] : std::vector<int64_t>{};
     const std::vector<int64_t> strides =
-        given.empty() ? denseStrides(concreteShape(in)) : given;
+        givenOrDenseStrides(in, inputStrides, i);
     for (size_t k = 0; k < outputs; ++k) {
       const TensorView* out = segment.outputs()[fam.outputs[k]]->asTensor();
       std::optional<std::vector<int64_t>> order =
@@ -152,9 +151,10 @@ void planInputLoopOrder(const Fusion& segment,
                         const std::vector<InterleavedCat>& interleavedCats,
                         int64_t minRunBytes,
                         std::vector<OutputFamilyPlan>* families) {
+  const std::vector<size_t> inputs = inputsBySize(segment);
   for (OutputFamilyPlan& fam : *families) {
     if (takesAnOrder(segment, fam, interleavedCats, minRunBytes)) {
-      fam.slotDims = familyOrder(segment, fam, inputStrides)
+      fam.slotDims = familyOrder(segment, fam, inputs, inputStrides)
                          .value_or(std::vector<int64_t>{});
     }
   }

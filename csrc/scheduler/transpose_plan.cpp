@@ -89,10 +89,9 @@ bool labelValues(const Fusion& segment, std::map<const Val*, Labels>* labels) {
 }
 
 // The dim whose stride is 1 (extent > 1), or -1.
-int64_t contiguousDim(const TensorView* tv, const std::vector<int64_t>& given) {
+int64_t contiguousDim(const TensorView* tv,
+                      const std::vector<int64_t>& strides) {
   const std::vector<int64_t> shape = concreteShape(tv);
-  const std::vector<int64_t> strides =
-      given.empty() ? denseStrides(shape) : given;  // none given: dense
   for (size_t d = shape.size(); d-- > 0;) {
     if (shape[d] > 1 && strides[d] == 1) {
       return static_cast<int64_t>(d);
@@ -130,7 +129,7 @@ std::optional<TransposePlan> planTranspose(
       continue;
     }
     const int64_t c = contiguousDim(
-        in->asTensor(), i < inputStrides.size() ? inputStrides[i] : Labels{});
+        in->asTensor(), givenOrDenseStrides(in->asTensor(), inputStrides, i));
     const Labels& dims = l->second;
     if (c < 0 || dims[size_t(c)] < 0 || dims[size_t(c)] == plan.outInner ||
         std::find(dims.begin(), dims.end(), plan.outInner) == dims.end() ||
