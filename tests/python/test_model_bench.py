@@ -186,6 +186,23 @@ def test_kernel_profiles_leave_out_the_l2_flushes_and_refuse_a_collision():
                                     frozenset([fill]), 1, 2)
 
 
+def test_the_l2_flush_reads_by_default_and_refuses_an_unknown_mode(
+        monkeypatch):
+    # A read leaves the L2 clean; a misspelt mode must not quietly measure
+    # the write flush under another label.
+    monkeypatch.delenv("NVF_BENCH_FLUSH", raising=False)
+    assert bench_utils.flush_mode() == "read"
+    monkeypatch.setenv("NVF_BENCH_FLUSH", "Read")
+    with pytest.raises(ValueError, match="NVF_BENCH_FLUSH='Read'"):
+        bench_utils.flush_mode()
+    buf = torch.zeros(2 * 4096, dtype=torch.uint8)
+    with pytest.raises(ValueError, match="L2 flush 'Read'"):
+        bench_utils.l2_flush(buf, "Read")
+    bench_utils.l2_flush(buf, "read")  # one row max per 4 KiB: any device
+    bench_utils.l2_flush(buf, "write")
+    assert int(buf.sum()) == 0
+
+
 def test_aten_host_cost_says_it_measured_nothing_without_a_gpu():
     import subprocess
     import sys

@@ -479,6 +479,24 @@ def test_rope_kernel_features_compile_with_nvrtc(name, mode, marker):
     assert marker in code
 
 
+def test_litgpt_forward_takes_qkvs_order_and_compiles(capfd, monkeypatch):
+    # The FusionDefinition's q and k are [B, H, T, D], qkv lies [B, T, H,
+    # D]: the slots follow qkv (scheduler/input_loop_order.h), and NVRTC
+    # compiles the renumbered kernel; NVFUSER_DISABLE=input_loop_order
+    # keeps the outputs' order.
+    cfg = rv.sized("llama_2_7b_litgpt", 4096)
+    with FusionDefinition() as fd:
+        rv.define_forward(fd, cfg)
+    ins = rv.forward_inputs(cfg)
+    marker = "loop dims in the order 0 2 1 3 (the input read most)"
+    codes, printed = _compiled(fd, ins, capfd, monkeypatch)
+    assert len(codes) == 1 and marker in codes[0]
+    assert "0 bytes spill stores" in printed, printed
+    codes, _ = _compiled(fd, ins, capfd, monkeypatch,
+                         disable="kernel_cache,input_loop_order")
+    assert len(codes) == 1 and "the input read most" not in codes[0]
+
+
 def test_register_caps_everywhere_compile_pointwise_kernels_for_occupancy(
         capfd, monkeypatch):
     # NVFUSER_ENABLE=register_caps_everywhere (an experiment) sends
